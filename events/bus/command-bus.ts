@@ -1,0 +1,47 @@
+import type { CommandEnvelope } from '../command.ts';
+
+/** One delivery of a command to a consumer. `deliveryCount` is 1 the first time. */
+export interface Delivery {
+  id: string;
+  envelope: CommandEnvelope;
+  deliveryCount: number;
+}
+
+export interface DeadLetter {
+  id: string;
+  envelope: CommandEnvelope;
+  error: string;
+  deliveryCount: number;
+}
+
+export interface ReadOptions {
+  /** At most this many deliveries (default 100). */
+  count?: number;
+  /** Wait up to this long for new commands when none are ready (default 2000 ms). */
+  blockMs?: number;
+}
+
+/**
+ * At-least-once delivery of commands to a group of workers. Every command is delivered until a
+ * consumer acknowledges it; one left unacknowledged longer than `claimIdleMs` is handed to another read
+ * (the crashed-consumer case), and the consumer moves it to the dead letters after too many attempts.
+ */
+export interface CommandBus {
+  send(envelope: CommandEnvelope): Promise<string>;
+  /** New commands for `consumer`, plus entries other consumers left idle too long. */
+  read(consumer: string, options?: ReadOptions): Promise<Delivery[]>;
+  ack(ids: readonly string[]): Promise<void>;
+  /** Records the delivery with its error in the dead letters and acknowledges it. */
+  deadLetter(delivery: Delivery, error: string): Promise<void>;
+  deadLetters(limit?: number): Promise<DeadLetter[]>;
+  /** How many deliveries are awaiting acknowledgement. */
+  pendingCount(): Promise<number>;
+  /** Drops acknowledged entries; never drops a pending or undelivered one. */
+  trim(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface BusOptions {
+  /** An entry idle this long in another consumer's hands is claimed by the next read (default 30 s). */
+  claimIdleMs?: number;
+}

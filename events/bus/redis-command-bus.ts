@@ -1,0 +1,223 @@
+import type { Redis } from 'ioredis';
+import { commandEnvelopeSchema, type CommandEnvelope } from '../command.ts';
+import type { BusOptions, CommandBus, DeadLetter, Delivery, ReadOptions } from './command-bus.ts';
+
+type StreamEntry = [id: string, fields: string[]];
+
+const GROUP = 'workers';
+
+const field = (fields: string[], name: string): string | undefined => {
+  const i = fields.indexOf(name);
+  return i >= 0 && i % 2 === 0 ? fields[i + 1] : undefined;
+};
+
+const isNoGroup = (error: unknown) => error instanceof Error && error.message.startsWith('NOGROUP');
+
+/** The id right after `id` ("ms-seq"), for trimming below it. */
+const nextStreamId = (id: string): string => {
+  const [ms, seq] = id.split('-');
+  return `${ms}-${Number(seq ?? 0) + 1}`;
+};
+
+/**
+ * The scaled bus on Redis Streams: XADD, one consumer group, XREADGROUP with COUNT and BLOCK, batched
+ * XACK, XAUTOCLAIM for entries a crashed consumer left, a dead-letter stream, MINID trimming below the
+ * oldest pending entry, and recreation of the group if Redis lost it (NOGROUP).
+ */
+export class RedisCommandBus implements CommandBus {
+  private readonly stream: string;
+  private readonly deadStream: string;
+  private readonly claimIdleMs: number;
+  private claimCursor = '0-0';
+  private lastClaimAt = 0;
+
+  /**
+   * @param redis commands that return at once
+   * @param blocking a connection of its own for blocking reads
+   */
+  constructor(
+    private readonly redis: Redis,
+    private readonly blocking: Redis,
+    prefix: string,
+    options: BusOptions = {},
+  ) {
+    this.stream = `${prefix}commands`;
+    this.deadStream = `${prefix}commands:dead`;
+    this.claimIdleMs = options.claimIdleMs ?? 30_000;
+  }
+
+  async send(envelope: CommandEnvelope): Promise<string> {
+    const id = await this.redis.xadd(this.stream, '*', 'envelope', JSON.stringify(envelope));
+    if (!id) throw new Error('XADD returned no id');
+    return id;
+  }
+
+  async read(consumer: string, options: ReadOptions = {}): Promise<Delivery[]> {
+    const count = options.count ?? 100;
+    try {
+      const claimed = await this.claimIdle(consumer, count);
+      const fresh = await this.readNew(
+        consumer,
+        count - claimed.length,
+        claimed.length > 0 ? 0 : (options.blockMs ?? 2_000),
+      );
+      return [...claimed, ...fresh];
+    } catch (error) {
+      if (!isNoGroup(error)) throw error;
+      // Redis lost the stream or the group (a restart without persistence): recreate and read again.
+      await this.ensureGroup();
+      return [];
+    }
+  }
+
+  async ack(ids: readonly string[]): Promise<void> {
+    if (ids.length > 0) await this.redis.xack(this.stream, GROUP, ...ids);
+  }
+
+  async deadLetter(delivery: Delivery, error: string): Promise<void> {
+    await this.redis
+      .multi()
+      .xadd(
+        this.deadStream,
+        '*',
+        'id',
+        delivery.id,
+        'envelope',
+        JSON.stringify(delivery.envelope),
+        'error',
+        error,
+        'deliveryCount',
+        String(delivery.deliveryCount),
+      )
+      .xack(this.stream, GROUP, delivery.id)
+      .exec();
+  }
+
+  async deadLetters(limit = 100): Promise<DeadLetter[]> {
+    const entries = (await this.redis.xrevrange(this.deadStream, '+', '-', 'COUNT', limit)) as StreamEntry[];
+    return entries.reverse().map(([, fields]) => ({
+      id: field(fields, 'id') ?? '',
+      envelope: JSON.parse(field(fields, 'envelope') ?? 'null') as CommandEnvelope,
+      error: field(fields, 'error') ?? '',
+      deliveryCount: Number(field(fields, 'deliveryCount') ?? 0),
+    }));
+  }
+
+  async pendingCount(): Promise<number> {
+    try {
+      const summary = (await this.redis.xpending(this.stream, GROUP)) as [number, ...unknown[]];
+      return Number(summary[0]);
+    } catch (error) {
+      if (isNoGroup(error)) return 0;
+      throw error;
+    }
+  }
+
+  async trim(): Promise<void> {
+    const summary = (await this.redis.xpending(this.stream, GROUP)) as [number, string | null, ...unknown[]];
+    let minId: string;
+    if (Number(summary[0]) > 0 && summary[1]) {
+      minId = summary[1];
+    } else {
+      const groups = (await this.redis.xinfo('GROUPS', this.stream)) as unknown[][];
+      const ours = groups.find((g) => field(g as string[], 'name') === GROUP) as string[] | undefined;
+      const lastDelivered = ours ? field(ours, 'last-delivered-id') : undefined;
+      if (!lastDelivered || lastDelivered === '0-0') return;
+      minId = nextStreamId(lastDelivered);
+    }
+    await this.redis.xtrim(this.stream, 'MINID', minId);
+  }
+
+  /** Creates the stream and group if missing; harmless when they exist. */
+  async ensureGroup(): Promise<void> {
+    try {
+      await this.redis.xgroup('CREATE', this.stream, GROUP, '0', 'MKSTREAM');
+    } catch (error) {
+      if (!(error instanceof Error && error.message.startsWith('BUSYGROUP'))) throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.blocking.disconnect();
+  }
+
+  private async readNew(consumer: string, count: number, blockMs: number): Promise<Delivery[]> {
+    if (count <= 0) return [];
+    const args: (string | number)[] = ['GROUP', GROUP, consumer, 'COUNT', count];
+    if (blockMs > 0) args.push('BLOCK', blockMs);
+    args.push('STREAMS', this.stream, '>');
+    const reply = (await this.blocking.call('XREADGROUP', ...args)) as [string, StreamEntry[]][] | null;
+    const entries = reply?.[0]?.[1] ?? [];
+    return this.toDeliveries(entries, () => 1);
+  }
+
+  /** XAUTOCLAIM walks the pending list a page at a time; we take a step at most every quarter idle time. */
+  private async claimIdle(consumer: string, count: number): Promise<Delivery[]> {
+    const now = Date.now();
+    if (now - this.lastClaimAt < Math.max(this.claimIdleMs / 4, 50)) return [];
+    this.lastClaimAt = now;
+    const [cursor, entries, deleted] = (await this.redis.xautoclaim(
+      this.stream,
+      GROUP,
+      consumer,
+      this.claimIdleMs,
+      this.claimCursor,
+      'COUNT',
+      count,
+    )) as [string, (StreamEntry | null)[], string[]?];
+    this.claimCursor = cursor;
+    // Entries trimmed while pending come back as deleted ids: nothing left to deliver, acknowledge them.
+    if (deleted && deleted.length > 0) await this.ack(deleted);
+    const live = entries.filter((e): e is StreamEntry => e !== null);
+    if (live.length === 0) return [];
+    const counts = await this.deliveryCounts(live.map(([id]) => id));
+    return this.toDeliveries(live, (id) => counts.get(id) ?? 2);
+  }
+
+  private async deliveryCounts(ids: string[]): Promise<Map<string, number>> {
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.xpending(this.stream, GROUP, id, id, 1);
+    const results = (await pipeline.exec()) ?? [];
+    const counts = new Map<string, number>();
+    for (const [, value] of results) {
+      const row = (value as [string, string, number, number][] | undefined)?.[0];
+      if (row) counts.set(row[0], Number(row[3]));
+    }
+    return counts;
+  }
+
+  /** Parses entries; one that is not a valid envelope goes straight to the dead letters. */
+  private async toDeliveries(entries: StreamEntry[], countOf: (id: string) => number): Promise<Delivery[]> {
+    const deliveries: Delivery[] = [];
+    for (const [id, fields] of entries) {
+      const raw = field(fields, 'envelope') ?? '';
+      let parsed: ReturnType<typeof commandEnvelopeSchema.safeParse>;
+      try {
+        parsed = commandEnvelopeSchema.safeParse(JSON.parse(raw));
+      } catch {
+        parsed = commandEnvelopeSchema.safeParse(undefined);
+      }
+      if (parsed.success) {
+        deliveries.push({ id, envelope: parsed.data, deliveryCount: countOf(id) });
+        continue;
+      }
+      await this.redis
+        .multi()
+        .xadd(
+          this.deadStream,
+          '*',
+          'id',
+          id,
+          'raw',
+          raw,
+          'error',
+          'not a valid command envelope',
+          'deliveryCount',
+          '1',
+        )
+        .xack(this.stream, GROUP, id)
+        .exec();
+    }
+    return deliveries;
+  }
+}

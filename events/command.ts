@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import {
+  AddCompetitor,
+  DeleteCompetitor,
+  UpdateCompetitor,
+  UpdateCompetitorNote,
+} from './competitor/commands.ts';
+import { actorSchema } from './envelope.ts';
+import { AddSegment } from './segment/commands.ts';
+import { AddUser, ChangeUserRole, DisableUser, EnableUser } from './user/commands.ts';
+
+export const commandSchema = z.discriminatedUnion('type', [
+  AddCompetitor,
+  UpdateCompetitor,
+  UpdateCompetitorNote,
+  DeleteCompetitor,
+  AddSegment,
+  AddUser,
+  ChangeUserRole,
+  DisableUser,
+  EnableUser,
+]);
+export type Command = z.infer<typeof commandSchema>;
+export type CommandType = Command['type'];
+
+/** A command as it travels on the bus: the command plus who, when, and where to answer. */
+export const commandEnvelopeSchema = z.object({
+  commandId: z.string().min(1).max(100),
+  correlationId: z.string().min(1).max(100),
+  actor: actorSchema,
+  /** ISO 8601 time the command was issued; `decide` reads time only from here. */
+  at: z.string(),
+  /** The results channel of the instance waiting for the outcome, if any. */
+  replyTo: z.string().optional(),
+  command: commandSchema,
+});
+export type CommandEnvelope = z.infer<typeof commandEnvelopeSchema>;
+
+/** What a command came to. Rejections carry a message a person can read. */
+export type Outcome =
+  | { status: 'accepted'; positions: number[]; transactionId: string; streamVersion: number }
+  | {
+      status: 'rejected';
+      code: 'validation' | 'conflict' | 'not_found' | 'forbidden' | 'failed';
+      message: string;
+      fields?: Record<string, string>;
+      details?: Record<string, unknown>;
+    };

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { competitorFields, noteColumns, noteValue } from './fields.ts';
+
+export const AddCompetitor = z.object({
+  type: z.literal('AddCompetitor'),
+  payload: competitorFields.extend({ competitorId: z.uuid() }),
+});
+
+export const UpdateCompetitor = z.object({
+  type: z.literal('UpdateCompetitor'),
+  payload: competitorFields.extend({
+    competitorId: z.uuid(),
+    /** The version the user's form was opened with; a newer version means someone else saved meanwhile. */
+    expectedVersion: z.number().int().nonnegative().optional(),
+  }),
+});
+
+export const UpdateCompetitorNote = z.object({
+  type: z.literal('UpdateCompetitorNote'),
+  payload: z.object({
+    competitorId: z.uuid('Unknown competitor.'),
+    column: z.enum(noteColumns, { error: 'Column must be one of strengths, weaknesses, pricing, general.' }),
+    value: noteValue,
+    /** The note version the dialog opened with; omitted or `overwrite` means last write wins. */
+    expectedNoteVersion: z.number().int().nonnegative().optional(),
+  }),
+});
+
+export const DeleteCompetitor = z.object({
+  type: z.literal('DeleteCompetitor'),
+  payload: z.object({ competitorId: z.uuid() }),
+});
+
+export const competitorCommandSchemas = [
+  AddCompetitor,
+  UpdateCompetitor,
+  UpdateCompetitorNote,
+  DeleteCompetitor,
+];
+
+export type AddCompetitorCommand = z.infer<typeof AddCompetitor>;
+export type UpdateCompetitorCommand = z.infer<typeof UpdateCompetitor>;
+export type UpdateCompetitorNoteCommand = z.infer<typeof UpdateCompetitorNote>;
+export type DeleteCompetitorCommand = z.infer<typeof DeleteCompetitor>;
+export type CompetitorCommand =
+  AddCompetitorCommand | UpdateCompetitorCommand | UpdateCompetitorNoteCommand | DeleteCompetitorCommand;

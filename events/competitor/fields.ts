@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+export const threats = ['low', 'medium', 'high'] as const;
+export type Threat = (typeof threats)[number];
+
+export const noteColumns = ['strengths', 'weaknesses', 'pricing', 'general'] as const;
+export type NoteColumn = (typeof noteColumns)[number];
+export const isNoteColumn = (value: string): value is NoteColumn =>
+  (noteColumns as readonly string[]).includes(value);
+
+export const NOTE_MAX_LENGTH = 10_000;
+
+const optionalText = (max: number, label: string) =>
+  z
+    .string()
+    .trim()
+    .max(max, `${label} must be at most ${max} characters.`)
+    .transform((v) => (v === '' ? null : v))
+    .nullable();
+
+export const competitorName = z
+  .string({ error: 'Name is required.' })
+  .trim()
+  .min(1, 'Name is required.')
+  .max(120, 'Name must be at most 120 characters.');
+
+export const website = z
+  .string()
+  .trim()
+  .max(300, 'Website must be at most 300 characters.')
+  .refine((value) => value === '' || isHttpUrl(value), 'Website must be an http:// or https:// address.')
+  .transform((v) => (v === '' ? null : v))
+  .nullable();
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The editable fields of a competitor, as typed in the form and as carried by commands and events. */
+export const competitorFields = z.object({
+  name: competitorName,
+  website,
+  segmentId: z.string({ error: 'Choose a segment.' }).trim().min(1, 'Choose a segment.').max(64),
+  threat: z.enum(threats, { error: 'Choose a threat level: low, medium or high.' }),
+  headquarters: optionalText(120, 'Headquarters'),
+});
+export type CompetitorFields = z.infer<typeof competitorFields>;
+
+export const noteValue = z
+  .string()
+  .max(NOTE_MAX_LENGTH, `A note can be at most ${NOTE_MAX_LENGTH.toLocaleString('en-US')} characters.`)
+  .refine((v) => v.trim().length > 0, 'Value is required!');

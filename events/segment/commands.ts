@@ -1,0 +1,21 @@
+import { z } from 'zod';
+
+export const AddSegment = z.object({
+  type: z.literal('AddSegment'),
+  payload: z.object({
+    segmentId: z
+      .string()
+      .trim()
+      .regex(/^[a-z0-9-]{1,64}$/, 'A segment id is 1–64 lowercase letters, digits or dashes.'),
+    name: z.string().trim().min(1, 'Name is required.').max(60, 'Name must be at most 60 characters.'),
+  }),
+});
+export type AddSegmentCommand = z.infer<typeof AddSegment>;
+
+/** A fresh install's board. */
+export const defaultSegments = [
+  { segmentId: 'enterprise', name: 'Enterprise' },
+  { segmentId: 'mid-market', name: 'Mid-market' },
+  { segmentId: 'smb', name: 'SMB' },
+  { segmentId: 'emerging', name: 'Emerging' },
+] as const;

@@ -1,0 +1,175 @@
+import type { Outcome } from '../command.ts';
+import type { Checkpoint, EventMetadata, NewEvent, RecordedEvent } from '../envelope.ts';
+import type { EventRegistry } from '../registry.ts';
+import { pgErrorCode, type Queryable } from '#infra/db/database.ts';
+
+export type AppendResult =
+  | { kind: 'appended'; outcome: Extract<Outcome, { status: 'accepted' }> }
+  | { kind: 'conflict' }
+  | { kind: 'duplicate'; outcome: Outcome };
+
+export interface StreamState {
+  version: number;
+  events: RecordedEvent[];
+}
+
+interface EventRow {
+  position: number;
+  transaction_id: string;
+  stream: string;
+  stream_version: number;
+  type: string;
+  schema_version: number;
+  data: unknown;
+  metadata: EventMetadata;
+  recorded_at: Date;
+}
+
+const eventColumns =
+  'position, transaction_id::text AS transaction_id, stream, stream_version, type, schema_version, data, metadata, recorded_at';
+
+/**
+ * One statement does the whole append, so it costs one round trip and one commit:
+ *  - `s` moves the stream from the expected version (no row: someone else wrote first → conflict),
+ *  - `e` inserts the events after it,
+ *  - `o` records the command's outcome; a repeated command id fails on its primary key and the whole
+ *    statement rolls back, so a redelivered command appends nothing.
+ */
+const appendSql = `
+WITH s AS (
+  INSERT INTO event_streams AS es (stream, version) VALUES ($1, $2::int + $3::int)
+  ON CONFLICT (stream) DO UPDATE SET version = EXCLUDED.version WHERE es.version = $2::int
+  RETURNING version
+), e AS (
+  INSERT INTO events (stream, stream_version, type, schema_version, data, metadata, command_id)
+  SELECT $1, $2::int + x.ord::int, x.type, x.schema_version, x.data, $7::jsonb, $8
+  FROM s, unnest($4::text[], $5::smallint[], $6::jsonb[]) WITH ORDINALITY AS x(type, schema_version, data, ord)
+  RETURNING position
+), o AS (
+  INSERT INTO command_outcomes (command_id, stream, outcome)
+  SELECT $8, $1, jsonb_build_object(
+    'status', 'accepted',
+    'positions', (SELECT jsonb_agg(position ORDER BY position) FROM e),
+    'transactionId', pg_current_xact_id()::text,
+    'streamVersion', s.version)
+  FROM s
+  RETURNING outcome
+)
+SELECT outcome FROM o`;
+
+export class EventStore {
+  constructor(
+    private readonly db: Queryable,
+    private readonly registry: EventRegistry,
+  ) {}
+
+  /** Appends `events` to `stream` if it is at `expectedVersion`, recording the command's outcome with them. */
+  async append(
+    stream: string,
+    events: readonly NewEvent[],
+    expectedVersion: number,
+    commandId: string,
+    metadata: EventMetadata,
+  ): Promise<AppendResult> {
+    if (events.length === 0) throw new Error('append needs at least one event; use recordOutcome for none');
+    const types = events.map((e) => e.type);
+    const versions = events.map((e) => this.registry.versionOf(e.type));
+    const data = events.map((e) => JSON.stringify(this.registry.validate(e.type, e.data)));
+    try {
+      const { rows } = await this.db.query<{ outcome: Extract<Outcome, { status: 'accepted' }> }>(appendSql, [
+        stream,
+        expectedVersion,
+        events.length,
+        types,
+        versions,
+        data,
+        JSON.stringify(metadata),
+        commandId,
+      ]);
+      const row = rows[0];
+      return row ? { kind: 'appended', outcome: row.outcome } : { kind: 'conflict' };
+    } catch (error) {
+      if (pgErrorCode(error) !== '23505') throw error;
+      const first = await this.findOutcome(commandId);
+      // A unique violation that is not our command id is a lost race on the stream version.
+      return first ? { kind: 'duplicate', outcome: first } : { kind: 'conflict' };
+    }
+  }
+
+  /** Records an outcome that appended nothing (a rejection, a no-op); returns the first one recorded. */
+  async recordOutcome(commandId: string, stream: string, outcome: Outcome): Promise<Outcome> {
+    const { rows } = await this.db.query<{ outcome: Outcome }>(
+      `WITH ins AS (
+         INSERT INTO command_outcomes (command_id, stream, outcome) VALUES ($1, $2, $3)
+         ON CONFLICT (command_id) DO NOTHING RETURNING outcome)
+       SELECT outcome FROM ins
+       UNION ALL SELECT outcome FROM command_outcomes WHERE command_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)`,
+      [commandId, stream, JSON.stringify(outcome)],
+    );
+    return rows[0]?.outcome ?? outcome;
+  }
+
+  async findOutcome(commandId: string): Promise<Outcome | undefined> {
+    const { rows } = await this.db.query<{ outcome: Outcome }>(
+      'SELECT outcome FROM command_outcomes WHERE command_id = $1',
+      [commandId],
+    );
+    return rows[0]?.outcome;
+  }
+
+  async readStream(stream: string): Promise<StreamState> {
+    const { rows } = await this.db.query<EventRow>(
+      `SELECT ${eventColumns} FROM events WHERE stream = $1 ORDER BY stream_version`,
+      [stream],
+    );
+    const events = rows.map((row) => this.toRecorded(row));
+    return { version: events.at(-1)?.streamVersion ?? 0, events };
+  }
+
+  /**
+   * Events after `after` in commit-safe order: ordered by (transaction, position) and only below the
+   * oldest transaction still running, so an event committed late can never be passed over.
+   */
+  async readAll(after: Checkpoint, limit: number, db: Queryable = this.db): Promise<RecordedEvent[]> {
+    const { rows } = await db.query<EventRow>(
+      `SELECT ${eventColumns} FROM events
+       WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+         AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+       ORDER BY transaction_id, position
+       LIMIT $3`,
+      [after.transactionId, after.position, limit],
+    );
+    return rows.map((row) => this.toRecorded(row));
+  }
+
+  /** Whether events exist after `after` that `readAll` cannot return yet (their writers still run). */
+  async hasUnsettled(after: Checkpoint, db: Queryable = this.db): Promise<boolean> {
+    const { rows } = await db.query<{ unsettled: boolean }>(
+      `SELECT EXISTS (
+         SELECT 1 FROM events WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+       ) AS unsettled`,
+      [after.transactionId, after.position],
+    );
+    return rows[0]?.unsettled ?? false;
+  }
+
+  /** The newest position, for status pages and lag. */
+  async headPosition(): Promise<number> {
+    const { rows } = await this.db.query<{ head: number | null }>('SELECT max(position) AS head FROM events');
+    return rows[0]?.head ?? 0;
+  }
+
+  private toRecorded(row: EventRow): RecordedEvent {
+    return {
+      position: row.position,
+      transactionId: row.transaction_id,
+      stream: row.stream,
+      streamVersion: row.stream_version,
+      type: row.type,
+      schemaVersion: row.schema_version,
+      data: this.registry.upcast(row.type, row.schema_version, row.data),
+      metadata: row.metadata,
+      recordedAt: row.recorded_at,
+    };
+  }
+}

@@ -1,0 +1,11 @@
+/** One function per stream name, so a stream is spelled in exactly one place. */
+export const competitorStream = (competitorId: string): string => `competitor-${competitorId}`;
+
+/** One stream per case-folded competitor name: claims keep names unique among live competitors. */
+export const competitorNameStream = (name: string): string =>
+  `competitor-name-${name.trim().toLocaleLowerCase('en-US')}`;
+
+export const segmentsStream = (): string => 'segments';
+
+/** All user management lives in one stream: few writes, and email uniqueness is decided in one place. */
+export const usersStream = (): string => 'users';

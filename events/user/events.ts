@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { defineEvent } from '../registry.ts';
+import { roles } from './fields.ts';
+
+// Password hashes never enter events: they live in the user_credentials table only.
+export const UserAdded = defineEvent({
+  type: 'UserAdded',
+  schemaVersion: 1,
+  schema: z.object({ userId: z.uuid(), email: z.string(), displayName: z.string(), role: z.enum(roles) }),
+});
+export const UserRoleChanged = defineEvent({
+  type: 'UserRoleChanged',
+  schemaVersion: 1,
+  schema: z.object({ userId: z.uuid(), role: z.enum(roles), previousRole: z.enum(roles) }),
+});
+export const UserDisabled = defineEvent({
+  type: 'UserDisabled',
+  schemaVersion: 1,
+  schema: z.object({ userId: z.uuid() }),
+});
+export const UserEnabled = defineEvent({
+  type: 'UserEnabled',
+  schemaVersion: 1,
+  schema: z.object({ userId: z.uuid() }),
+});
+
+export type UserEvent =
+  | { type: 'UserAdded'; data: z.infer<typeof UserAdded.schema> }
+  | { type: 'UserRoleChanged'; data: z.infer<typeof UserRoleChanged.schema> }
+  | { type: 'UserDisabled'; data: z.infer<typeof UserDisabled.schema> }
+  | { type: 'UserEnabled'; data: z.infer<typeof UserEnabled.schema> };
+
+export const userEventDefinitions = [UserAdded, UserRoleChanged, UserDisabled, UserEnabled];

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+
+/**
+ * The environment, parsed once at start-up. Everything else receives a `Config`;
+ * nothing reads `process.env` after this.
+ */
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `one of ${values.join(', ')}` });
+const booleanFlag = oneOf(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+const schema = z.object({
+  PORT: z.coerce
+    .number({ error: 'an integer from 1 to 65535' })
+    .int('an integer from 1 to 65535')
+    .min(1, 'an integer from 1 to 65535')
+    .max(65535, 'an integer from 1 to 65535')
+    .default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATA_DIR: z.string().min(1, 'a folder path').default('./data'),
+  DATABASE_URL: z
+    .url({ protocol: /^postgres(ql)?$/, error: 'a postgres:// or postgresql:// URL' })
+    .optional(),
+  REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'a redis:// or rediss:// URL' }).optional(),
+  SESSION_SECRET: z.string().min(32, 'at least 32 characters').optional(),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ROLE: oneOf(['all', 'web', 'worker']).default('all'),
+  /** `true` when a TLS-terminating proxy sits in front: trust X-Forwarded-*, Secure cookies, HSTS. */
+  TRUST_PROXY: booleanFlag.default(false),
+  /** Seed demo competitors into an empty database on first start (default true). */
+  DEMO_DATA: booleanFlag.default(true),
+  /** Bootstrap admin for an empty user table; a random password is generated when unset. */
+  ADMIN_EMAIL: z.email('an email address').default('admin@rivals.local'),
+  ADMIN_PASSWORD: z.string().min(12, 'at least 12 characters').optional(),
+  /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9:_-]*$/i, 'letters, digits, ":", "_" or "-"')
+    .default('rivals:'),
+});
+
+export type Config = z.infer<typeof schema> & { mode: 'embedded' | 'scaled' };
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment or throws a `ConfigError` whose message is one line a person can act on. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = schema.safeParse(present);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const name = String(issue?.path[0] ?? 'environment');
+    const value = env[name];
+    throw new ConfigError(
+      `Invalid configuration: ${name}=${JSON.stringify(value ?? '')} — expected ${issue?.message ?? 'a valid value'}.`,
+    );
+  }
+  const config = result.data;
+  const mode = config.DATABASE_URL ? 'scaled' : 'embedded';
+  if (config.REDIS_URL && !config.DATABASE_URL) {
+    throw new ConfigError(
+      'Invalid configuration: REDIS_URL is set without DATABASE_URL — expected both (scaled mode) or neither (embedded mode).',
+    );
+  }
+  if (mode === 'scaled' && !config.SESSION_SECRET) {
+    throw new ConfigError(
+      'Invalid configuration: SESSION_SECRET="" — expected at least 32 characters when DATABASE_URL is set (instances must share it).',
+    );
+  }
+  if (config.ROLE !== 'all' && !config.REDIS_URL) {
+    throw new ConfigError(
+      `Invalid configuration: ROLE=${JSON.stringify(config.ROLE)} — expected "all" unless REDIS_URL is set (web and worker instances talk through Redis).`,
+    );
+  }
+  return { ...config, mode };
+}

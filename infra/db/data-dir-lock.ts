@@ -1,0 +1,66 @@
+import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { StartupError } from '../errors.ts';
+
+export interface DataDirLock {
+  release(): Promise<void>;
+}
+
+interface Owner {
+  pid: number;
+  purpose: string;
+  startedAt: string;
+}
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * The embedded database belongs to one process at a time: PGlite has no locking of its own and two
+ * writers would corrupt it. An exclusive lock file records the owner; a lock left by a dead process is
+ * taken over; a live owner makes us refuse with a message saying what to do.
+ */
+export async function lockDataDir(dataDir: string, purpose: string): Promise<DataDirLock> {
+  await mkdir(dataDir, { recursive: true });
+  const file = path.join(dataDir, 'rivals.lock');
+  const me: Owner = { pid: process.pid, purpose, startedAt: new Date().toISOString() };
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const handle = await open(file, 'wx');
+      await handle.writeFile(JSON.stringify(me));
+      await handle.close();
+      return {
+        async release() {
+          await rm(file, { force: true });
+        },
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = await readOwner(file);
+      if (owner && owner.pid !== process.pid && isAlive(owner.pid)) {
+        throw new StartupError(
+          `The data folder ${path.resolve(dataDir)} is in use by another Rivals process (pid ${owner.pid}, ${owner.purpose}, since ${owner.startedAt}). ` +
+            'Stop that process first (Ctrl+C or kill ' +
+            owner.pid +
+            '), or set DATA_DIR to another folder.',
+        );
+      }
+      await rm(file, { force: true });
+    }
+  }
+  throw new StartupError(`Could not lock the data folder ${path.resolve(dataDir)}; try again.`);
+}
+
+async function readOwner(file: string): Promise<Owner | undefined> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as Owner;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * The few error classes the app throws on purpose. One middleware maps them to an HTML page or JSON;
+ * anything else is a 500 whose details go to the log only.
+ */
+export type FieldErrors = Record<string, string>;
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(
+    message: string,
+    readonly fields: FieldErrors = {},
+  ) {
+    super(400, 'validation', message);
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = 'Please sign in to continue.') {
+    super(401, 'unauthorized', message);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message = 'You do not have permission to do that.') {
+    super(403, 'forbidden', message);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message = 'We could not find that page.') {
+    super(404, 'not_found', message);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super(409, 'conflict', message);
+  }
+}
+
+export class TooManyRequestsError extends AppError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, 'rate_limited', message);
+  }
+}
+
+/** A start-up failure that should stop the process with one readable line, no stack trace. */
+export class StartupError extends Error {
+  override name = 'StartupError';
+}

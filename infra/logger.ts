@@ -1,0 +1,22 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/** Per-request context; every log line written while handling a request carries its id. */
+export const requestContext = new AsyncLocalStorage<{ reqId: string }>();
+
+export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+  return pino(
+    {
+      level,
+      base: { pid: process.pid },
+      mixin: () => {
+        const store = requestContext.getStore();
+        return store ? { reqId: store.reqId } : {};
+      },
+      redact: ['req.headers.cookie', 'req.headers.authorization', 'password', '*.password'],
+    },
+    destination ?? process.stdout,
+  );
+}

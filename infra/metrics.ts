@@ -1,0 +1,29 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Histogram<'method' | 'route' | 'status'>;
+  commands: Counter<'type' | 'status'>;
+}
+
+/** A registry per process (not prom-client's global one), so tests can create several apps. */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    httpRequests: new Histogram({
+      name: 'rivals_http_request_duration_seconds',
+      help: 'HTTP request duration',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    commands: new Counter({
+      name: 'rivals_commands_total',
+      help: 'Commands handled, by type and outcome',
+      labelNames: ['type', 'status'],
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,84 @@
+import type { CompetitorEvent } from '#events/competitor/events.ts';
+import type { Recorded, RecordedEvent } from '#events/envelope.ts';
+import type { SegmentEvent } from '#events/segment/events.ts';
+import type { Queryable } from '#infra/db/database.ts';
+import type { Projection, TableNames } from '../projection.ts';
+import { evolveCompetitorRow, type CompetitorRow } from './competitor-row.ts';
+import { loadRows, removeRanks, upsertRows } from './competitor-list.writer.ts';
+
+type Tables = 'competitor_list' | 'competitor_list_segments';
+const competitorTypes = new Set([
+  'CompetitorAdded',
+  'CompetitorUpdated',
+  'CompetitorNoteUpdated',
+  'CompetitorDeleted',
+]);
+
+/**
+ * The competitor table and battlecards. A batch is folded in memory (pure `evolveCompetitorRow`) over
+ * the rows it touches, then written with one upsert and one rank compaction, so seeding a million
+ * competitors costs a few statements per batch rather than one per event.
+ */
+export const competitorListProjection: Projection<Tables> = {
+  name: 'competitor-list',
+  version: 1,
+  tables: ['competitor_list', 'competitor_list_segments'],
+
+  async apply(db, events, tables) {
+    const segments = await applySegments(db, events, tables);
+    const competitorEvents = events.filter((e) => competitorTypes.has(e.type)) as Recorded<CompetitorEvent>[];
+    if (competitorEvents.length === 0) return;
+
+    const ids = [...new Set(competitorEvents.map((e) => e.data.competitorId))];
+    const rows = new Map<string, CompetitorRow | null | undefined>(await loadRows(db, tables, ids));
+    const existing = new Set(rows.keys());
+    let maxRank: number | undefined;
+    const removedRanks: number[] = [];
+    const context = {
+      segmentName: (id: string) => segments.get(id) ?? id,
+      nextRank: () => {
+        maxRank ??= 0;
+        return ++maxRank;
+      },
+    };
+    maxRank = await currentMaxRank(db, tables);
+    for (const event of competitorEvents) {
+      const id = event.data.competitorId;
+      const before = rows.get(id);
+      const after = evolveCompetitorRow(before, event, context);
+      if (after === null && before) removedRanks.push(before.rank);
+      rows.set(id, after);
+    }
+    const changed = [...rows.values()].filter((r): r is CompetitorRow => !!r);
+    const deleted = [...rows.entries()].filter(([id, r]) => r === null && existing.has(id)).map(([id]) => id);
+    await upsertRows(db, tables, changed);
+    await removeRanks(db, tables, deleted, removedRanks);
+  },
+};
+
+async function currentMaxRank(db: Queryable, tables: TableNames<Tables>): Promise<number> {
+  const { rows } = await db.query<{ max: number | null }>(
+    `SELECT max(rank) AS max FROM ${tables.competitor_list}`,
+  );
+  return rows[0]?.max ?? 0;
+}
+
+/** Keeps the projection's segment-name lookup current; returns it for this batch. */
+async function applySegments(
+  db: Queryable,
+  events: readonly RecordedEvent[],
+  tables: TableNames<Tables>,
+): Promise<Map<string, string>> {
+  const added = events.filter((e) => e.type === 'SegmentAdded') as Recorded<SegmentEvent>[];
+  if (added.length > 0) {
+    await db.query(
+      `INSERT INTO ${tables.competitor_list_segments} (id, name)
+       SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name`,
+      [added.map((e) => e.data.segmentId), added.map((e) => e.data.name)],
+    );
+  }
+  const { rows } = await db.query<{ id: string; name: string }>(
+    `SELECT id, name FROM ${tables.competitor_list_segments}`,
+  );
+  return new Map(rows.map((r) => [r.id, r.name]));
+}

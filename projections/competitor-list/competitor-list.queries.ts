@@ -1,0 +1,140 @@
+import type { Queryable } from '#infra/db/database.ts';
+import type { CompetitorRow } from './competitor-row.ts';
+import { fromDbRow } from './competitor-list.writer.ts';
+
+export const competitorSortColumns = ['rank', 'name', 'segment', 'threat', 'updated'] as const;
+export type CompetitorSortColumn = (typeof competitorSortColumns)[number];
+
+/** Sort keys → SQL, from an allow-list only. Each ends in `id` so pages are stable. */
+const orderBy: Record<CompetitorSortColumn, { asc: string; desc: string }> = {
+  rank: { asc: 'rank ASC, id ASC', desc: 'rank DESC, id DESC' },
+  name: { asc: 'lower(name) ASC, id ASC', desc: 'lower(name) DESC, id DESC' },
+  segment: { asc: 'segment_name ASC, id ASC', desc: 'segment_name DESC, id DESC' },
+  threat: { asc: 'threat_level ASC, id ASC', desc: 'threat_level DESC, id DESC' },
+  updated: { asc: 'updated_at ASC, id ASC', desc: 'updated_at DESC, id DESC' },
+};
+
+/** Above this many matches the count is estimated: counting a million rows exactly is not worth a wait. */
+export const EXACT_COUNT_LIMIT = 10_000;
+
+export interface ListQuery {
+  search: string;
+  sort?: { column: CompetitorSortColumn; direction: 'asc' | 'desc' };
+  page: number;
+  perPage: number;
+}
+
+export interface ListResult {
+  rows: CompetitorRow[];
+  count: { value: number; exact: boolean };
+  /** The page actually shown (a page past the end becomes the last page). */
+  page: number;
+  lastPage: number;
+}
+
+const selectColumns = `id, name, website, segment_id, segment_name, threat, headquarters, rank, strengths, weaknesses,
+  pricing, general, note_meta, version, created_at, updated_at`;
+
+/** `%term%` for ILIKE-style matching on the lower-cased search text, with wildcards in the term escaped. */
+export const containsPattern = (term: string): string => `%${term.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`;
+
+export async function listCompetitors(db: Queryable, query: ListQuery): Promise<ListResult> {
+  const where = query.search ? 'WHERE search_text LIKE $1' : '';
+  const params: unknown[] = query.search ? [containsPattern(query.search)] : [];
+  const count = await countCompetitors(db, where, params);
+  const lastPage = Math.max(1, Math.ceil(count.value / query.perPage));
+  let page = query.page;
+  if (count.exact) page = Math.min(page, lastPage);
+  let rows = await fetchPage(db, query, where, params, page);
+  if (rows.length === 0 && page > 1) {
+    // Past the end of an estimated count: find the real last page.
+    const exact = await exactCount(db, where, params);
+    page = Math.max(1, Math.ceil(exact / query.perPage));
+    rows = await fetchPage(db, query, where, params, page);
+    return { rows, count: { value: exact, exact: true }, page, lastPage: page };
+  }
+  // An estimate must never hide pages that exist: stretch it past the page we are on.
+  const shownLastPage = count.exact
+    ? lastPage
+    : Math.max(lastPage, page + (rows.length === query.perPage ? 1 : 0));
+  return { rows, count, page, lastPage: shownLastPage };
+}
+
+async function fetchPage(
+  db: Queryable,
+  query: ListQuery,
+  where: string,
+  params: unknown[],
+  page: number,
+): Promise<CompetitorRow[]> {
+  const offset = (page - 1) * query.perPage;
+  const sort = query.sort ?? { column: 'rank', direction: 'asc' };
+  // Ranks are dense (1..n) and unique: in rank order without a search, any page is an index range
+  // seek instead of an offset scan, so page 10,000 costs what page 1 costs.
+  if (!query.search && sort.column === 'rank') {
+    const seek =
+      sort.direction === 'asc'
+        ? 'WHERE rank > $1 ORDER BY rank ASC'
+        : 'WHERE rank <= (SELECT coalesce(max(rank), 0) FROM competitor_list) - $1 ORDER BY rank DESC';
+    const { rows } = await db.query(
+      `SELECT ${selectColumns} FROM competitor_list ${seek} LIMIT ${query.perPage}`,
+      [offset],
+    );
+    return rows.map((r) => fromDbRow(r as Parameters<typeof fromDbRow>[0]));
+  }
+  const { rows } = await db.query(
+    `SELECT ${selectColumns} FROM competitor_list ${where}
+     ORDER BY ${orderBy[sort.column][sort.direction]}
+     LIMIT ${query.perPage} OFFSET ${offset}`,
+    params,
+  );
+  return rows.map((r) => fromDbRow(r as Parameters<typeof fromDbRow>[0]));
+}
+
+async function countCompetitors(
+  db: Queryable,
+  where: string,
+  params: unknown[],
+): Promise<{ value: number; exact: boolean }> {
+  if (!where) {
+    // Ranks are dense, so the highest rank is the exact count, read from the index.
+    const { rows } = await db.query<{ n: number }>(
+      'SELECT coalesce(max(rank), 0)::int AS n FROM competitor_list',
+    );
+    return { value: rows[0]?.n ?? 0, exact: true };
+  }
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM competitor_list ${where} LIMIT ${EXACT_COUNT_LIMIT + 1}) t`,
+    params,
+  );
+  const bounded = rows[0]?.n ?? 0;
+  if (bounded <= EXACT_COUNT_LIMIT) return { value: bounded, exact: true };
+  return { value: Math.max(await estimateCount(db, where, params), EXACT_COUNT_LIMIT + 1), exact: false };
+}
+
+/** The planner's row estimate: instant at any size, shown to people as "about N". */
+async function estimateCount(db: Queryable, where: string, params: unknown[]): Promise<number> {
+  const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
+    `EXPLAIN (FORMAT JSON) SELECT 1 FROM competitor_list ${where}`,
+    params,
+  );
+  const estimate = rows[0]?.['QUERY PLAN'][0].Plan['Plan Rows'] ?? 0;
+  // Round so the figure does not pretend to be exact.
+  const magnitude = 10 ** Math.max(0, Math.floor(Math.log10(Math.max(estimate, 1))) - 1);
+  return Math.round(estimate / magnitude) * magnitude;
+}
+
+async function exactCount(db: Queryable, where: string, params: unknown[]): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM competitor_list ${where}`,
+    params,
+  );
+  return rows[0]?.n ?? 0;
+}
+
+export async function findCompetitor(db: Queryable, id: string): Promise<CompetitorRow | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+  const { rows } = await db.query(`SELECT ${selectColumns} FROM competitor_list WHERE id = $1`, [id]);
+  const row = rows[0] as Parameters<typeof fromDbRow>[0] | undefined;
+  return row ? fromDbRow(row) : undefined;
+}

@@ -1,0 +1,102 @@
+import type { CompetitorEvent } from '#events/competitor/events.ts';
+import type { NoteColumn, Threat } from '#events/competitor/fields.ts';
+import type { Recorded } from '#events/envelope.ts';
+import { assertNever } from '#services/decider.ts';
+
+export interface NoteMeta {
+  version: number;
+  byId: string;
+  byName: string;
+  at: string;
+}
+
+/** One row of the competitor list, as the projection computes it. */
+export interface CompetitorRow {
+  id: string;
+  name: string;
+  website: string | null;
+  segmentId: string;
+  segmentName: string;
+  threat: Threat;
+  headquarters: string | null;
+  rank: number;
+  notes: Record<NoteColumn, string>;
+  noteMeta: Partial<Record<NoteColumn, NoteMeta>>;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface RowContext {
+  segmentName(segmentId: string): string;
+  /** The rank a new competitor gets: last place. */
+  nextRank(): number;
+}
+
+/**
+ * Pure: the row after one event. `undefined` in means the row does not exist yet; `null` out means
+ * the competitor is gone from the list.
+ */
+export function evolveCompetitorRow(
+  row: CompetitorRow | null | undefined,
+  event: Recorded<CompetitorEvent>,
+  context: RowContext,
+): CompetitorRow | null | undefined {
+  const at = event.metadata.at;
+  switch (event.type) {
+    case 'CompetitorAdded': {
+      const { competitorId, name, website, segmentId, threat, headquarters } = event.data;
+      return {
+        id: competitorId,
+        name,
+        website,
+        segmentId,
+        segmentName: context.segmentName(segmentId),
+        threat,
+        headquarters,
+        rank: context.nextRank(),
+        notes: { strengths: '', weaknesses: '', pricing: '', general: '' },
+        noteMeta: {},
+        version: event.streamVersion,
+        createdAt: at,
+        updatedAt: at,
+      };
+    }
+    case 'CompetitorUpdated': {
+      if (!row) return row;
+      const { name, website, segmentId, threat, headquarters } = event.data;
+      return {
+        ...row,
+        name,
+        website,
+        segmentId,
+        segmentName: context.segmentName(segmentId),
+        threat,
+        headquarters,
+        version: event.streamVersion,
+        updatedAt: at,
+      };
+    }
+    case 'CompetitorNoteUpdated': {
+      if (!row) return row;
+      const { column, value, noteVersion } = event.data;
+      const meta: NoteMeta = {
+        version: noteVersion,
+        byId: event.metadata.actor.id,
+        byName: event.metadata.actor.name,
+        at,
+      };
+      return {
+        ...row,
+        notes: { ...row.notes, [column]: value },
+        noteMeta: { ...row.noteMeta, [column]: meta },
+        version: event.streamVersion,
+        updatedAt: at,
+      };
+    }
+    case 'CompetitorDeleted':
+      return null;
+    default:
+      return assertNever(event);
+  }
+}

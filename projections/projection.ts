@@ -1,0 +1,24 @@
+import type { RecordedEvent } from '#events/envelope.ts';
+import type { Queryable } from '#infra/db/database.ts';
+
+/**
+ * Real table names for a projection's logical tables: the live ones, or `<name>__shadow` during a
+ * rebuild. Names come only from the projection's own `tables` list, never from input.
+ */
+export type TableNames<T extends string = string> = Readonly<Record<T, string>>;
+
+export interface Projection<T extends string = string> {
+  readonly name: string;
+  /** Bump to rebuild the read model from the first event. */
+  readonly version: number;
+  /** The tables this projection owns: emptied on rebuild, shadowed during a replay. */
+  readonly tables: readonly T[];
+  /** Applies a batch of events in the caller's transaction. Must be idempotent per batch. */
+  apply(db: Queryable, events: readonly RecordedEvent[], tables: TableNames<T>): Promise<void>;
+}
+
+export const liveTables = <T extends string>(projection: Projection<T>): TableNames<T> =>
+  Object.fromEntries(projection.tables.map((t) => [t, t])) as unknown as TableNames<T>;
+
+export const shadowTables = <T extends string>(projection: Projection<T>): TableNames<T> =>
+  Object.fromEntries(projection.tables.map((t) => [t, `${t}__shadow`])) as unknown as TableNames<T>;

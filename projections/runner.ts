@@ -1,0 +1,170 @@
+import { compareCheckpoints, startOfLog, type Checkpoint, type RecordedEvent } from '#events/envelope.ts';
+import type { EventStore } from '#events/store/event-store.ts';
+import { withTransaction, type Database, type Queryable } from '#infra/db/database.ts';
+import type { Logger } from '#infra/logger.ts';
+import { liveTables, type Projection } from './projection.ts';
+
+/** Called after a projection batch commits (never during a replay). */
+export type Reactor = (projection: string, events: readonly RecordedEvent[]) => void;
+
+export interface RunnerOptions {
+  db: Database;
+  store: EventStore;
+  projections: readonly Projection[];
+  log: Logger;
+  /** Events per transaction (default 500). */
+  batchSize?: number;
+  /** Safety-net poll when no notification arrives (default 2 s). */
+  pollMs?: number;
+}
+
+type BatchResult =
+  { kind: 'applied'; events: RecordedEvent[] } | { kind: 'idle' } | { kind: 'unsettled' } | { kind: 'busy' };
+
+export const EVENTS_CHANNEL = 'rivals_events';
+export const PROJECTED_CHANNEL = 'rivals_projected';
+
+/**
+ * Keeps every projection caught up with the log. Each batch reads events in commit-safe order and
+ * commits the read-model changes with the checkpoint in one transaction, under a transaction-level
+ * advisory lock: one owner per projection at a time, and a crashed owner's lock is gone with its
+ * connection. Woken by NOTIFY, with a slow poll as a safety net.
+ */
+export class ProjectionRunner {
+  private readonly reactors = new Set<Reactor>();
+  private readonly wakers = new Map<string, () => void>();
+  private readonly dirty = new Set<string>();
+  private loops: Promise<void>[] = [];
+  private running = false;
+  private unlisten: (() => Promise<void>) | undefined;
+
+  constructor(private readonly options: RunnerOptions) {}
+
+  onCommitted(reactor: Reactor): () => void {
+    this.reactors.add(reactor);
+    return () => this.reactors.delete(reactor);
+  }
+
+  async start(): Promise<void> {
+    this.running = true;
+    this.unlisten = await this.options.db.notifier.listen(EVENTS_CHANNEL, () => this.wakeAll());
+    this.loops = this.options.projections.map((p) => this.loop(p));
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wakeAll();
+    await this.unlisten?.();
+    await Promise.all(this.loops);
+  }
+
+  /** Processes everything available now for one projection; returns how many events it applied. */
+  async catchUp(projection: Projection): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const result = await this.batch(projection);
+      if (result.kind !== 'applied') return total;
+      total += result.events.length;
+    }
+  }
+
+  private wakeAll(): void {
+    for (const [name, wake] of this.wakers) {
+      this.dirty.add(name);
+      wake();
+    }
+  }
+
+  private async loop(projection: Projection): Promise<void> {
+    const { log } = this.options;
+    const pollMs = this.options.pollMs ?? 2_000;
+    let delayMs = 0;
+    this.dirty.add(projection.name);
+    while (this.running) {
+      if (!this.dirty.has(projection.name) || delayMs > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, delayMs || pollMs);
+          function done() {
+            clearTimeout(timer);
+            resolve();
+          }
+          this.wakers.set(projection.name, done);
+        });
+      }
+      this.dirty.delete(projection.name);
+      delayMs = 0;
+      if (!this.running) break;
+      try {
+        const result = await this.batch(projection);
+        if (result.kind === 'applied') this.dirty.add(projection.name);
+        // Events exist that a still-running transaction may precede: look again very soon.
+        else if (result.kind === 'unsettled') delayMs = 5;
+        else if (result.kind === 'busy') delayMs = pollMs / 4;
+      } catch (error) {
+        log.error({ err: error, projection: projection.name }, 'projection batch failed; retrying');
+        delayMs = 1_000;
+      }
+    }
+  }
+
+  private async batch(projection: Projection): Promise<BatchResult> {
+    const { db, store } = this.options;
+    const batchSize = this.options.batchSize ?? 500;
+    const result = await withTransaction(db.pool, async (client): Promise<BatchResult> => {
+      const { rows } = await client.query<{ owner: boolean }>(
+        'SELECT pg_try_advisory_xact_lock(hashtext($1)) AS owner',
+        [`projection:${projection.name}`],
+      );
+      if (!rows[0]?.owner) return { kind: 'busy' };
+      const checkpoint = await openCheckpoint(client, projection);
+      const events = await store.readAll(checkpoint, batchSize, client);
+      if (events.length === 0) {
+        return (await store.hasUnsettled(checkpoint, client)) ? { kind: 'unsettled' } : { kind: 'idle' };
+      }
+      await projection.apply(client, events, liveTables(projection));
+      const last = events.at(-1) as RecordedEvent;
+      await client.query(
+        `UPDATE projection_checkpoints SET transaction_id = $2::xid8, position = $3, updated_at = now()
+         WHERE projection = $1`,
+        [projection.name, last.transactionId, last.position],
+      );
+      await client.query('SELECT pg_notify($1, $2)', [PROJECTED_CHANNEL, projection.name]);
+      return { kind: 'applied', events };
+    });
+    if (result.kind === 'applied') {
+      for (const reactor of this.reactors) {
+        try {
+          reactor(projection.name, result.events);
+        } catch (error) {
+          this.options.log.error({ err: error }, 'reactor failed');
+        }
+      }
+    }
+    return result;
+  }
+}
+
+/**
+ * Reads (creating if needed) the projection's checkpoint. A checkpoint from another version of the
+ * projection's code means its read model is stale: it is emptied and rebuilt from the start.
+ */
+async function openCheckpoint(db: Queryable, projection: Projection): Promise<Checkpoint> {
+  const { rows } = await db.query<{ version: number; transaction_id: string; position: number }>(
+    `SELECT version, transaction_id::text AS transaction_id, position FROM projection_checkpoints
+     WHERE projection = $1`,
+    [projection.name],
+  );
+  const row = rows[0];
+  if (row?.version === projection.version)
+    return { transactionId: row.transaction_id, position: row.position };
+  for (const table of projection.tables) await db.query(`TRUNCATE ${table}`);
+  await db.query(
+    `INSERT INTO projection_checkpoints (projection, version) VALUES ($1, $2)
+     ON CONFLICT (projection) DO UPDATE SET version = $2, transaction_id = '0', position = 0, updated_at = now()`,
+    [projection.name, projection.version],
+  );
+  return startOfLog;
+}
+
+export const checkpointReached = (checkpoint: Checkpoint, target: Checkpoint): boolean =>
+  compareCheckpoints(checkpoint, target) >= 0;

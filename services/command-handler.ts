@@ -1,0 +1,73 @@
+import type { CommandEnvelope, Outcome } from '#events/command.ts';
+import type { EventMetadata } from '#events/envelope.ts';
+import type { EventStore } from '#events/store/event-store.ts';
+import { competitorStream, segmentsStream, usersStream } from '#events/streams.ts';
+import { competitorDecider } from './competitor/competitor.ts';
+import { addCompetitor, deleteCompetitor, updateCompetitor } from './competitor/handlers.ts';
+import { assertNever } from './decider.ts';
+import { handleCommand } from './handle-command.ts';
+import { segmentsDecider } from './segment/segments.ts';
+import { usersDecider } from './user/users.ts';
+
+export type CommandHandler = (envelope: CommandEnvelope) => Promise<Outcome>;
+
+export const metadataOf = (envelope: CommandEnvelope): EventMetadata => ({
+  actor: envelope.actor,
+  commandId: envelope.commandId,
+  correlationId: envelope.correlationId,
+  at: envelope.at,
+});
+
+/** Routes each command type to its aggregate. */
+export function createCommandHandler(store: EventStore): CommandHandler {
+  return async (envelope) => {
+    const { command } = envelope;
+    const metadata = metadataOf(envelope);
+    switch (command.type) {
+      case 'AddCompetitor':
+        return addCompetitor(store, command, metadata);
+      case 'UpdateCompetitor':
+        return updateCompetitor(store, command, metadata);
+      case 'DeleteCompetitor':
+        return deleteCompetitor(store, command, metadata);
+      case 'UpdateCompetitorNote':
+        return handleCommand(
+          store,
+          competitorStream(command.payload.competitorId),
+          competitorDecider,
+          command,
+          metadata,
+        );
+      case 'AddSegment':
+        return handleCommand(store, segmentsStream(), segmentsDecider, command, metadata);
+      case 'AddUser':
+      case 'ChangeUserRole':
+      case 'DisableUser':
+      case 'EnableUser':
+        return handleCommand(store, usersStream(), usersDecider, command, metadata);
+      default:
+        return assertNever(command);
+    }
+  };
+}
+
+/** Commands with the same key run one after another in a worker; different keys run side by side. */
+export function commandKey(envelope: CommandEnvelope): string {
+  const { command } = envelope;
+  switch (command.type) {
+    case 'AddCompetitor':
+    case 'UpdateCompetitor':
+    case 'DeleteCompetitor':
+    case 'UpdateCompetitorNote':
+      return competitorStream(command.payload.competitorId);
+    case 'AddSegment':
+      return segmentsStream();
+    case 'AddUser':
+    case 'ChangeUserRole':
+    case 'DisableUser':
+    case 'EnableUser':
+      return usersStream();
+    default:
+      return assertNever(command);
+  }
+}

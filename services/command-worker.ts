@@ -1,0 +1,128 @@
+import type { CommandBus, Delivery } from '#events/bus/command-bus.ts';
+import type { ResultChannel } from '#events/bus/result-channel.ts';
+import type { Outcome } from '#events/command.ts';
+import type { Logger } from '#infra/logger.ts';
+import { commandKey, type CommandHandler } from './command-handler.ts';
+
+export interface WorkerOptions {
+  bus: CommandBus;
+  results: ResultChannel;
+  handle: CommandHandler;
+  log: Logger;
+  /** This worker's name in the consumer group; unique per process. */
+  consumer: string;
+  /** A command that failed this many deliveries goes to the dead letters (default 5). */
+  maxDeliveries?: number;
+  /** Commands for different aggregates handled side by side (default 16). */
+  concurrency?: number;
+  /** Entries read per batch (default 100). */
+  batchSize?: number;
+  blockMs?: number;
+  /** Trim acknowledged entries from the bus about this often (default 10 s). */
+  trimEveryMs?: number;
+  onHandled?: (delivery: Delivery, outcome: Outcome) => void;
+}
+
+export interface Worker {
+  stop(): Promise<void>;
+}
+
+/**
+ * Consumes the command bus: reads a batch, handles it (one aggregate's commands in order, different
+ * aggregates concurrently), answers each requester, then acknowledges the batch in one call. A command
+ * that throws is left unacknowledged and comes back through the claim of idle entries; after
+ * `maxDeliveries` it goes to the dead letters and its requester is told.
+ */
+export function startCommandWorker(options: WorkerOptions): Worker {
+  const { bus, results, handle, log, consumer } = options;
+  const maxDeliveries = options.maxDeliveries ?? 5;
+  const concurrency = options.concurrency ?? 16;
+  let running = true;
+  let lastTrim = Date.now();
+
+  async function process(delivery: Delivery): Promise<string | undefined> {
+    const { envelope } = delivery;
+    try {
+      const outcome = await handle(envelope);
+      options.onHandled?.(delivery, outcome);
+      if (envelope.replyTo) {
+        await results.publish(envelope.replyTo, envelope.commandId, outcome).catch((error: unknown) => {
+          log.warn({ err: error, commandId: envelope.commandId }, 'could not publish a command outcome');
+        });
+      }
+      return delivery.id;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      log.error(
+        {
+          err: error,
+          commandId: envelope.commandId,
+          type: envelope.command.type,
+          delivery: delivery.deliveryCount,
+        },
+        'command failed',
+      );
+      if (delivery.deliveryCount >= maxDeliveries) {
+        await bus.deadLetter(delivery, message);
+        const outcome: Outcome = {
+          status: 'rejected',
+          code: 'failed',
+          message: 'This change could not be saved because of a server problem. Please try again later.',
+        };
+        if (envelope.replyTo)
+          await results.publish(envelope.replyTo, envelope.commandId, outcome).catch(() => {});
+      }
+      return undefined;
+    }
+  }
+
+  async function processBatch(deliveries: Delivery[]): Promise<string[]> {
+    const lanes = new Map<string, Delivery[]>();
+    for (const delivery of deliveries) {
+      const key = commandKey(delivery.envelope);
+      lanes.set(key, [...(lanes.get(key) ?? []), delivery]);
+    }
+    const queue = [...lanes.values()];
+    const acked: string[] = [];
+    const runLane = async () => {
+      for (let lane = queue.shift(); lane; lane = queue.shift()) {
+        for (const delivery of lane) {
+          const id = await process(delivery);
+          if (id) acked.push(id);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, runLane));
+    return acked;
+  }
+
+  const loop = (async () => {
+    let backoffMs = 200;
+    while (running) {
+      try {
+        const deliveries = await bus.read(consumer, {
+          count: options.batchSize ?? 100,
+          blockMs: options.blockMs,
+        });
+        if (deliveries.length > 0) await bus.ack(await processBatch(deliveries));
+        if (Date.now() - lastTrim > (options.trimEveryMs ?? 10_000)) {
+          lastTrim = Date.now();
+          await bus.trim();
+        }
+        backoffMs = 200;
+      } catch (error) {
+        if (!running) break;
+        log.warn({ err: error }, `command worker could not read the bus; retrying in ${backoffMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, backoffMs));
+        backoffMs = Math.min(backoffMs * 2, 5_000);
+      }
+    }
+  })();
+
+  return {
+    async stop() {
+      running = false;
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,170 @@
+import type {
+  AddCompetitorCommand,
+  DeleteCompetitorCommand,
+  UpdateCompetitorCommand,
+  UpdateCompetitorNoteCommand,
+} from '#events/competitor/commands.ts';
+import type { CompetitorEvent } from '#events/competitor/events.ts';
+import { noteColumns, type CompetitorFields, type NoteColumn } from '#events/competitor/fields.ts';
+import type { Actor } from '#events/envelope.ts';
+import { accept, assertNever, reject, type Decider, type Decision } from '../decider.ts';
+
+export interface NoteState {
+  value: string;
+  version: number;
+  by: Actor | null;
+  at: string | null;
+}
+
+export type CompetitorState =
+  | { status: 'absent' }
+  | {
+      status: 'live' | 'deleted';
+      competitorId: string;
+      fields: CompetitorFields;
+      version: number;
+      notes: Record<NoteColumn, NoteState>;
+    };
+
+/** Commands the competitor stream decides; AddCompetitor carries the segments known at the time. */
+export type CompetitorStreamCommand =
+  | (AddCompetitorCommand & { knownSegments: readonly string[] })
+  | UpdateCompetitorCommand
+  | UpdateCompetitorNoteCommand
+  | DeleteCompetitorCommand;
+
+const emptyNotes = (): Record<NoteColumn, NoteState> =>
+  Object.fromEntries(noteColumns.map((c) => [c, { value: '', version: 0, by: null, at: null }])) as Record<
+    NoteColumn,
+    NoteState
+  >;
+
+const sameFields = (a: CompetitorFields, b: CompetitorFields): boolean =>
+  a.name === b.name &&
+  a.website === b.website &&
+  a.segmentId === b.segmentId &&
+  a.threat === b.threat &&
+  a.headquarters === b.headquarters;
+
+const fieldsOf = ({
+  name,
+  website,
+  segmentId,
+  threat,
+  headquarters,
+}: CompetitorFields): CompetitorFields => ({
+  name,
+  website,
+  segmentId,
+  threat,
+  headquarters,
+});
+
+export const competitorDecider: Decider<CompetitorStreamCommand, CompetitorEvent, CompetitorState> = {
+  initialState: () => ({ status: 'absent' }),
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'CompetitorAdded':
+        return {
+          status: 'live',
+          competitorId: event.data.competitorId,
+          fields: fieldsOf(event.data),
+          version: event.streamVersion,
+          notes: emptyNotes(),
+        };
+      case 'CompetitorUpdated':
+        if (state.status === 'absent') return state;
+        return { ...state, fields: fieldsOf(event.data), version: event.streamVersion };
+      case 'CompetitorNoteUpdated': {
+        if (state.status === 'absent') return state;
+        const { column, value, noteVersion } = event.data;
+        const note: NoteState = {
+          value,
+          version: noteVersion,
+          by: event.metadata.actor,
+          at: event.metadata.at,
+        };
+        return { ...state, notes: { ...state.notes, [column]: note }, version: event.streamVersion };
+      }
+      case 'CompetitorDeleted':
+        if (state.status === 'absent') return state;
+        return { ...state, status: 'deleted', version: event.streamVersion };
+      default:
+        return assertNever(event);
+    }
+  },
+
+  decide(command, state): Decision<CompetitorEvent> {
+    switch (command.type) {
+      case 'AddCompetitor': {
+        if (state.status !== 'absent') return reject('conflict', 'This competitor already exists.');
+        const { knownSegments, payload } = command;
+        if (!knownSegments.includes(payload.segmentId)) {
+          return reject('validation', 'Choose one of the segments on the board.', {
+            fields: { segmentId: 'Choose one of the segments on the board.' },
+          });
+        }
+        return accept({
+          type: 'CompetitorAdded',
+          data: { ...fieldsOf(payload), competitorId: payload.competitorId },
+        });
+      }
+      case 'UpdateCompetitor': {
+        if (state.status !== 'live') return missing(state);
+        const { expectedVersion, competitorId } = command.payload;
+        if (expectedVersion !== undefined && expectedVersion !== state.version) {
+          return reject(
+            'conflict',
+            'Someone else changed this competitor after you opened the form. Reload to see their changes.',
+            { details: { currentVersion: state.version } },
+          );
+        }
+        const fields = fieldsOf(command.payload);
+        if (sameFields(fields, state.fields)) return accept();
+        return accept({ type: 'CompetitorUpdated', data: { ...fields, competitorId } });
+      }
+      case 'UpdateCompetitorNote': {
+        if (state.status !== 'live') return missing(state);
+        const { competitorId, column, value, expectedNoteVersion } = command.payload;
+        const note = state.notes[column];
+        if (expectedNoteVersion !== undefined && expectedNoteVersion !== note.version) {
+          return reject('conflict', staleNoteMessage(note), {
+            details: {
+              column,
+              currentValue: note.value,
+              currentVersion: note.version,
+              changedBy: note.by?.name ?? null,
+              changedAt: note.at,
+            },
+          });
+        }
+        if (note.value === value) return accept();
+        return accept({
+          type: 'CompetitorNoteUpdated',
+          data: { competitorId, column, value, noteVersion: note.version + 1 },
+        });
+      }
+      case 'DeleteCompetitor':
+        if (state.status === 'deleted') return accept();
+        if (state.status === 'absent') return missing(state);
+        return accept({
+          type: 'CompetitorDeleted',
+          data: { competitorId: state.competitorId, name: state.fields.name },
+        });
+      default:
+        return assertNever(command);
+    }
+  },
+};
+
+function missing(state: CompetitorState) {
+  return state.status === 'deleted'
+    ? reject('not_found', 'This competitor was deleted.')
+    : reject('not_found', 'This competitor does not exist.');
+}
+
+function staleNoteMessage(note: NoteState): string {
+  const who = note.by?.name ?? 'Someone';
+  return `${who} changed this note after you opened it${note.at ? ` (at ${note.at})` : ''}.`;
+}

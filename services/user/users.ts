@@ -1,0 +1,85 @@
+import type { UserEvent } from '#events/user/events.ts';
+import type { UserCommand } from '#events/user/commands.ts';
+import type { Role } from '#events/user/fields.ts';
+import { accept, assertNever, reject, type Decider, type Decision } from '../decider.ts';
+
+export interface UserState {
+  email: string;
+  role: Role;
+  disabled: boolean;
+}
+
+export interface UsersState {
+  byId: Map<string, UserState>;
+  idByEmail: Map<string, string>;
+}
+
+const activeAdmins = (state: UsersState, except: string) =>
+  [...state.byId.entries()].filter(([id, u]) => id !== except && u.role === 'admin' && !u.disabled).length;
+
+const LAST_ADMIN = 'Rivals needs at least one active admin: make someone else an admin first.';
+
+export const usersDecider: Decider<UserCommand, UserEvent, UsersState> = {
+  initialState: () => ({ byId: new Map(), idByEmail: new Map() }),
+
+  evolve(state, event) {
+    const byId = new Map(state.byId);
+    const idByEmail = new Map(state.idByEmail);
+    const { userId } = event.data;
+    const current = byId.get(userId);
+    switch (event.type) {
+      case 'UserAdded':
+        byId.set(userId, { email: event.data.email, role: event.data.role, disabled: false });
+        idByEmail.set(event.data.email, userId);
+        break;
+      case 'UserRoleChanged':
+        if (current) byId.set(userId, { ...current, role: event.data.role });
+        break;
+      case 'UserDisabled':
+        if (current) byId.set(userId, { ...current, disabled: true });
+        break;
+      case 'UserEnabled':
+        if (current) byId.set(userId, { ...current, disabled: false });
+        break;
+      default:
+        return assertNever(event);
+    }
+    return { byId, idByEmail };
+  },
+
+  decide(command, state): Decision<UserEvent> {
+    const { userId } = command.payload;
+    const user = state.byId.get(userId);
+    switch (command.type) {
+      case 'AddUser': {
+        const { email, displayName, role } = command.payload;
+        if (user) return reject('conflict', 'This user already exists.');
+        if (state.idByEmail.has(email)) {
+          const message = 'A user with this email already exists.';
+          return reject('conflict', message, { fields: { email: message } });
+        }
+        return accept({ type: 'UserAdded', data: { userId, email, displayName, role } });
+      }
+      case 'ChangeUserRole': {
+        if (!user) return reject('not_found', 'This user does not exist.');
+        const { role } = command.payload;
+        if (user.role === role) return accept();
+        if (user.role === 'admin' && !user.disabled && activeAdmins(state, userId) === 0) {
+          return reject('conflict', LAST_ADMIN);
+        }
+        return accept({ type: 'UserRoleChanged', data: { userId, role, previousRole: user.role } });
+      }
+      case 'DisableUser':
+        if (!user) return reject('not_found', 'This user does not exist.');
+        if (user.disabled) return accept();
+        if (user.role === 'admin' && activeAdmins(state, userId) === 0) return reject('conflict', LAST_ADMIN);
+        return accept({ type: 'UserDisabled', data: { userId } });
+      case 'EnableUser':
+        if (!user) return reject('not_found', 'This user does not exist.');
+        if (!user.disabled) return accept();
+        return accept({ type: 'UserEnabled', data: { userId } });
+      default:
+        return assertNever(command);
+    }
+  },
+};

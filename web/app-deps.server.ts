@@ -1,0 +1,21 @@
+import type { Config } from '#infra/config.ts';
+import type { Database } from '#infra/db/database.ts';
+import type { Logger } from '#infra/logger.ts';
+import type { Redis } from '#infra/redis.ts';
+import type { EventStore } from '#events/store/event-store.ts';
+import type { ProjectionWatcher } from '#projections/watcher.ts';
+import type { CommandGateway } from '#services/command-gateway.ts';
+import type { Assets } from './assets/assets.server.ts';
+
+/** What the web app is built from; the entry point wires it, tests wire their own. */
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  db: Database;
+  store: EventStore;
+  gateway: CommandGateway;
+  watcher: ProjectionWatcher;
+  redis: Redis | undefined;
+  assets: Assets;
+  sessionSecret: string;
+}

@@ -1,0 +1,166 @@
+import { tableEvents } from '../components/data-table/table-events.ts';
+import { nextSort, toQueryString, type TableState } from '../components/data-table/table-state.ts';
+
+const LOADING_DELAY_MS = 150;
+
+/**
+ * The table controller (seed §2, §4, §7.1): keeps the state, asks the page address again with the
+ * four parameters and `X-Requested-With`, swaps in the returned `[data-table-region]`, and pushes the
+ * address. Only the newest request may apply (older ones are aborted). A failure is logged as
+ * 'Error updating table:' and leaves the table as it was.
+ */
+export class DataTableController {
+  private state: TableState;
+  private inFlight: AbortController | undefined;
+  private readonly path: string;
+
+  constructor(private readonly root: HTMLElement) {
+    this.state = JSON.parse(root.dataset.state ?? '{}') as TableState;
+    this.path = root.dataset.path ?? location.pathname;
+    root.addEventListener('click', (event) => this.onClick(event));
+    root.addEventListener('submit', (event) => this.onSubmit(event));
+    root.addEventListener(tableEvents.request, (event) => {
+      void this.update({ ...this.state, ...(event as CustomEvent<Partial<TableState>>).detail });
+    });
+    // Remember this table's state on the entry we arrived on, so "back" can return to it.
+    history.replaceState({ ...(history.state as object), table: this.state }, '', location.href);
+  }
+
+  get current(): TableState {
+    return this.state;
+  }
+
+  /** Seed §4: choosing a column sorts it, toggling asc → desc; each change refreshes. */
+  sortBy(column: string): Promise<void> {
+    return this.update({ ...this.state, sort: nextSort(this.state.sort, column) });
+  }
+
+  gotoPage(page: number): Promise<void> {
+    return this.update({ ...this.state, page });
+  }
+
+  /** Back/forward: show the table of that address without pushing a new entry. */
+  restore(state: TableState): Promise<void> {
+    this.root.dispatchEvent(new CustomEvent(tableEvents.restored, { detail: state }));
+    return this.update(state, { push: false });
+  }
+
+  /** Re-fetch the current state (a live update elsewhere changed the data). */
+  reload(): Promise<void> {
+    return this.update(this.state, { push: false });
+  }
+
+  async update(next: TableState, options: { push?: boolean } = {}): Promise<void> {
+    this.state = next;
+    this.inFlight?.abort();
+    const controller = new AbortController();
+    this.inFlight = controller;
+    const url = `${this.path}?${toQueryString(next)}`;
+    const loading = this.root.querySelector<HTMLElement>('[data-table-loading]');
+    const region = () => this.root.querySelector<HTMLElement>('[data-table-region]');
+    const spinner = setTimeout(() => {
+      if (loading) loading.hidden = false;
+      region()?.setAttribute('aria-busy', 'true');
+    }, LOADING_DELAY_MS);
+    try {
+      const response = await fetch(url, {
+        headers: { 'X-Requested-With': 'XMLHttpRequest', Accept: 'text/html' },
+        signal: controller.signal,
+        credentials: 'same-origin',
+      });
+      if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+      const html = await response.text();
+      if (controller.signal.aborted) return;
+      const doc = new DOMParser().parseFromString(html, 'text/html');
+      const fresh =
+        doc.querySelector<HTMLElement>(`#${CSS.escape(this.root.id)} [data-table-region]`) ??
+        doc.querySelector<HTMLElement>('[data-table-region]');
+      const currentRegion = region();
+      if (!fresh || !currentRegion) throw new Error('the answer has no table region');
+      const scrollY = window.scrollY;
+      currentRegion.replaceWith(document.importNode(fresh, true));
+      window.scrollTo({ top: scrollY });
+      // The server may have clamped the page (or dropped an unknown sort): adopt what it rendered.
+      const rendered = JSON.parse(fresh.dataset.state ?? 'null') as TableState | null;
+      if (rendered) this.state = rendered;
+      const finalUrl = `${this.path}?${toQueryString(this.state)}`;
+      if (options.push !== false) history.pushState({ table: this.state }, '', finalUrl);
+      else history.replaceState({ table: this.state }, '', finalUrl);
+      this.announce(fresh.dataset.summary ?? '');
+      this.root.dispatchEvent(new CustomEvent(tableEvents.updated, { detail: this.state }));
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      console.error('Error updating table:', error);
+    } finally {
+      clearTimeout(spinner);
+      if (this.inFlight === controller) {
+        this.inFlight = undefined;
+        if (loading) loading.hidden = true;
+        region()?.setAttribute('aria-busy', 'false');
+      }
+    }
+  }
+
+  private announce(text: string): void {
+    const status = this.root.querySelector<HTMLElement>('[data-table-status]');
+    if (status) status.textContent = text;
+  }
+
+  private onClick(event: MouseEvent): void {
+    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey)
+      return;
+    const target = event.target as Element;
+    const pageLink = target.closest<HTMLAnchorElement>('a[data-page]');
+    if (pageLink && this.root.contains(pageLink)) {
+      event.preventDefault();
+      void this.gotoPage(Number(pageLink.dataset.page));
+      return;
+    }
+    const clear = target.closest<HTMLAnchorElement>('a[data-clear-search]');
+    if (clear) {
+      event.preventDefault();
+      this.root.dispatchEvent(
+        new CustomEvent(tableEvents.restored, { detail: { ...this.state, search: '' } }),
+      );
+      void this.update({ ...this.state, search: '', page: 1 });
+    }
+  }
+
+  private onSubmit(event: SubmitEvent): void {
+    const form = event.target as HTMLFormElement;
+    const column = form.dataset.sort;
+    if (!form.hasAttribute('data-sort-form') || !column) return;
+    event.preventDefault();
+    void this.sortBy(column).then(() => {
+      // Keep keyboard focus on the header the user activated, now re-rendered.
+      this.root.querySelector<HTMLButtonElement>(`[data-sort-button="${CSS.escape(column)}"]`)?.focus();
+    });
+  }
+}
+
+const controllers = new WeakMap<HTMLElement, DataTableController>();
+
+export function installDataTables(): void {
+  for (const root of document.querySelectorAll<HTMLElement>('[data-table]')) {
+    if (!controllers.has(root)) controllers.set(root, new DataTableController(root));
+  }
+  window.addEventListener('popstate', (event) => {
+    const state = (event.state as { table?: TableState } | null)?.table;
+    for (const root of document.querySelectorAll<HTMLElement>('[data-table]')) {
+      const controller = controllers.get(root);
+      if (controller) void controller.restore(state ?? stateFromLocation(controller.current));
+    }
+  });
+}
+
+export const tableController = (root: HTMLElement): DataTableController | undefined => controllers.get(root);
+
+function stateFromLocation(fallback: TableState): TableState {
+  const params = new URLSearchParams(location.search);
+  return {
+    search: params.get('search') ?? '',
+    sort: params.get('sort') ?? '',
+    page: Number(params.get('page')) || 1,
+    perPage: Number(params.get('perPage')) || fallback.perPage,
+  };
+}

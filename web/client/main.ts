@@ -1,0 +1,22 @@
+import { createElement } from 'react';
+import { hydrateRoot } from 'react-dom/client';
+import { installDataTables } from './data-table.ts';
+import { islands } from './islands.ts';
+
+/** Hydrates every server-rendered island with the props it was rendered with. */
+async function hydrateIslands(): Promise<void> {
+  const roots = [...document.querySelectorAll<HTMLElement>('[data-island]')];
+  await Promise.all(
+    roots.map(async (root) => {
+      const load = islands[root.dataset.island ?? ''];
+      if (!load) return console.error('Unknown island:', root.dataset.island);
+      const Component = await load();
+      const props = JSON.parse(root.dataset.props ?? '{}') as object;
+      hydrateRoot(root, createElement(Component, props as never));
+      root.dataset.hydrated = 'true';
+    }),
+  );
+}
+
+installDataTables();
+void hydrateIslands().then(() => document.documentElement.setAttribute('data-ready', 'true'));

@@ -1,0 +1,165 @@
+import type { ReactElement, ReactNode } from 'react';
+import { TableToolbar } from '../../client/islands/table-toolbar.tsx';
+import { Island } from '../island.tsx';
+import { Pagination } from './pagination.tsx';
+import { SortHeader } from './sort-header.tsx';
+import { perPageOptions, sortOf, toQueryString, type TableState } from './table-state.ts';
+
+export interface Column<Row> {
+  key: string;
+  label: string;
+  /** The sort key when the column is sortable. */
+  sort?: string;
+  className?: string;
+  cell(row: Row): ReactNode;
+}
+
+export interface ResultCount {
+  value: number;
+  /** False when the count is an estimate (very large results). */
+  exact: boolean;
+}
+
+export interface DataTableProps<Row> {
+  id: string;
+  /** The list page's path; refreshes request it again with the four parameters. */
+  path: string;
+  /** Plural noun for labels: "competitors". */
+  noun: string;
+  state: TableState;
+  columns: Column<Row>[];
+  rows: Row[];
+  count: ResultCount;
+  lastPage: number;
+  rowKey(row: Row): string;
+  rowLabel?(row: Row): string;
+}
+
+export const formatCount = (count: ResultCount): string =>
+  count.exact ? count.value.toLocaleString('en-US') : `about ${count.value.toLocaleString('en-US')}`;
+
+/** The sentence the live region announces after a refresh. */
+export function tableSummary(
+  state: TableState,
+  columns: Column<unknown>[],
+  count: ResultCount,
+  noun: string,
+): string {
+  const sort = sortOf(state);
+  const column = columns.find((c) => c.sort === sort?.column);
+  const sorted =
+    sort && column
+      ? `Sorted by ${column.label.toLowerCase()}, ${sort.direction === 'asc' ? 'ascending' : 'descending'}`
+      : 'Default order';
+  const results = `${formatCount(count)} ${count.value === 1 && count.exact ? noun.replace(/s$/, '') : noun}`;
+  return `${sorted} — ${results}${state.search ? ` matching “${state.search}”` : ''}`;
+}
+
+/**
+ * The shared data table (seed §2–§4). The toolbar island sits outside `[data-table-region]`; the
+ * region is what a refresh swaps. Every control is also a plain link or form, so the table works by
+ * full navigation when JavaScript is off.
+ */
+export function DataTable<Row>(props: DataTableProps<Row>): ReactElement {
+  const { id, path, noun, state, columns, rows, count, lastPage } = props;
+  const summary = tableSummary(state, columns, count, noun);
+  return (
+    <section className="data-table" id={id} data-table data-path={path} data-state={JSON.stringify(state)}>
+      <Island
+        name="table-toolbar"
+        component={TableToolbar}
+        props={{
+          tableId: id,
+          action: path,
+          label: noun,
+          search: state.search,
+          sort: state.sort,
+          perPage: state.perPage,
+          perPageOptions,
+        }}
+      />
+      <p className="sr-only" aria-live="polite" data-table-status></p>
+      <div className="data-table__loading" data-table-loading hidden>
+        Loading…
+      </div>
+      <div
+        className="data-table__region"
+        data-table-region
+        data-summary={summary}
+        data-state={JSON.stringify(state)}
+      >
+        {rows.length === 0 ? (
+          <EmptyState path={path} state={state} noun={noun} />
+        ) : (
+          <div className="data-table__scroll">
+            <table>
+              <caption className="sr-only">{summary}</caption>
+              <thead>
+                <tr>
+                  {columns.map((column) =>
+                    column.sort ? (
+                      <SortHeader
+                        key={column.key}
+                        path={path}
+                        state={state}
+                        column={column.sort}
+                        label={column.label}
+                        className={column.className}
+                      />
+                    ) : (
+                      <th key={column.key} scope="col" className={column.className}>
+                        {column.label}
+                      </th>
+                    ),
+                  )}
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((row) => (
+                  <tr key={props.rowKey(row)} data-row-id={props.rowKey(row)}>
+                    {columns.map((column) => (
+                      <td key={column.key} className={column.className} data-label={column.label}>
+                        {column.cell(row)}
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <footer className="data-table__footer">
+          <p className="data-table__count">
+            {formatCount(count)} {noun}
+            {rows.length > 0 &&
+              ` · page ${state.page.toLocaleString('en-US')} of ${count.exact ? '' : 'about '}${lastPage.toLocaleString('en-US')}`}
+          </p>
+          <Pagination path={path} state={state} lastPage={lastPage} lastPageExact={count.exact} />
+        </footer>
+      </div>
+    </section>
+  );
+}
+
+function EmptyState({ path, state, noun }: { path: string; state: TableState; noun: string }) {
+  return (
+    <div className="data-table__empty">
+      {state.search ? (
+        <>
+          <p>
+            No {noun} match “{state.search}”.
+          </p>
+          <a
+            className="button"
+            href={`${path}?${toQueryString({ ...state, search: '', page: 1 })}`}
+            data-clear-search
+          >
+            Clear search
+          </a>
+        </>
+      ) : (
+        <p>No {noun} yet.</p>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,34 @@
+import { nextSort, sortOf, type TableState } from './table-state.ts';
+
+/**
+ * A sortable column header: a real button in a tiny GET form, so it is keyboard reachable and works
+ * without JavaScript; the table controller intercepts the submit and refreshes in place instead.
+ */
+export function SortHeader(props: {
+  path: string;
+  state: TableState;
+  column: string;
+  label: string;
+  className?: string;
+}) {
+  const { path, state, column, label } = props;
+  const sort = sortOf(state);
+  const active = sort?.column === column ? sort.direction : undefined;
+  const ariaSort = active === 'asc' ? 'ascending' : active === 'desc' ? 'descending' : 'none';
+  return (
+    <th scope="col" aria-sort={ariaSort} className={props.className}>
+      <form method="get" action={path} data-sort-form data-sort={column}>
+        <input type="hidden" name="search" value={state.search} />
+        <input type="hidden" name="sort" value={nextSort(state.sort, column)} />
+        <input type="hidden" name="page" value={state.page} />
+        <input type="hidden" name="perPage" value={state.perPage} />
+        <button type="submit" className="sort-button" data-sort-button={column}>
+          {label}
+          <span className="sort-button__icon" aria-hidden="true">
+            {active === 'asc' ? '▲' : active === 'desc' ? '▼' : '↕'}
+          </span>
+        </button>
+      </form>
+    </th>
+  );
+}

@@ -1,0 +1,80 @@
+import { createServer, type Server } from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, loadConfig } from '#infra/config.ts';
+import { StartupError } from '#infra/errors.ts';
+import { createLogger } from '#infra/logger.ts';
+import { createMetrics } from '#infra/metrics.ts';
+import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
+import { createApp } from './app.server.ts';
+import { loadAssets } from './assets/assets.server.ts';
+import { startRuntime } from './runtime.server.ts';
+import { loadSessionSecret } from './session-secret.server.ts';
+
+const SHUTDOWN_DEADLINE_MS = 10_000;
+const assetsDir = fileURLToPath(new URL('../dist/assets/', import.meta.url));
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const log = createLogger(config.LOG_LEVEL);
+  const runtime = await startRuntime(config, log, { purpose: `server on port ${config.PORT}` });
+  let server: Server | undefined;
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const deadline = setTimeout(() => {
+      log.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS);
+    deadline.unref();
+    // Stop accepting, let in-flight requests finish, then close idle keep-alive sockets and pools.
+    await new Promise<void>((resolve) => {
+      if (!server) return resolve();
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+    await runtime.close();
+    clearTimeout(deadline);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  if (config.ROLE !== 'worker') {
+    await bootstrapContent(runtime.store, runtime.handle, { demoData: config.DEMO_DATA });
+    const sessionSecret = await loadSessionSecret(config);
+    const assets = await loadAssets(assetsDir);
+    const app = createApp({ ...runtime, assets, sessionSecret }, createMetrics());
+    server = createServer(app.callback());
+    server.keepAliveTimeout = 5_000;
+    server.requestTimeout = 30_000;
+    server.headersTimeout = 10_000;
+    await new Promise<void>((resolve, reject) => {
+      server?.once('error', reject);
+      server?.listen(config.PORT, config.HOST, resolve);
+    });
+    const where =
+      config.mode === 'embedded'
+        ? `embedded database in ${path.resolve(config.DATA_DIR)}`
+        : runtime.db.describe;
+    log.info({ port: config.PORT, role: config.ROLE, database: runtime.db.describe }, 'listening');
+    process.stdout.write(`\nRivals is running on http://localhost:${config.PORT} (${where})\n\n`);
+  } else {
+    log.info({ role: config.ROLE }, 'worker started');
+  }
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof StartupError) {
+    process.stderr.write(`${error.message}\n`);
+  } else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    process.stderr.write(`Port ${process.env.PORT ?? 3000} is already in use. Set PORT to another port.\n`);
+  } else {
+    process.stderr.write(`Rivals could not start: ${(error as Error).message}\n`);
+    console.error(error);
+  }
+  process.exit(1);
+});

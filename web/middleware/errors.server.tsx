@@ -1,0 +1,69 @@
+import type { Context, Middleware } from 'koa';
+import { AppError, TooManyRequestsError, ValidationError } from '#infra/errors.ts';
+import type { Logger } from '#infra/logger.ts';
+import { ErrorPage } from '../pages/error.page.tsx';
+import { pageContext, renderHtml } from '../render.server.tsx';
+
+const wantsJson = (ctx: Context) =>
+  ctx.get('X-Requested-With') === 'XMLHttpRequest' || ctx.accepts(['html', 'json']) === 'json';
+
+const titles: Record<number, string> = {
+  400: 'That did not look right',
+  401: 'Please sign in',
+  403: 'Not allowed',
+  404: 'Not found',
+  409: 'Changed meanwhile',
+  413: 'Too large',
+  429: 'Slow down',
+  500: 'Something went wrong',
+};
+
+/**
+ * One place turns errors into answers: an HTML page for browsers, JSON for XHR. Users see a message
+ * they can act on; stack traces and SQL go to the log only.
+ */
+export function errorMiddleware(log: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined)
+        throw new AppError(404, 'not_found', 'We could not find that page.');
+    } catch (error) {
+      const known = toAppError(error);
+      if (!known) log.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed');
+      else if (known.status >= 500) log.error({ err: error }, known.message);
+      const status = known?.status ?? 500;
+      const message =
+        known?.message ?? 'Something went wrong on our side. It has been logged; please try again.';
+      ctx.set('Cache-Control', 'no-store');
+      if (error instanceof TooManyRequestsError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+      if (wantsJson(ctx)) {
+        ctx.status = status;
+        ctx.body = {
+          error: {
+            code: known?.code ?? 'internal',
+            message,
+            ...(known instanceof ValidationError ? { fields: known.fields } : {}),
+          },
+        };
+        return;
+      }
+      const page = pageContext(ctx);
+      renderHtml(
+        ctx,
+        <ErrorPage page={page} status={status} title={titles[status] ?? 'Error'} message={message} />,
+        status,
+      );
+    }
+  };
+}
+
+/** Our own errors, plus the framework's client errors (body too large, bad JSON) with their text. */
+function toAppError(error: unknown): AppError | undefined {
+  if (error instanceof AppError) return error;
+  const e = error as { status?: number; expose?: boolean; message?: string };
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
+    return new AppError(e.status, 'bad_request', e.message ?? 'Bad request.');
+  }
+  return undefined;
+}

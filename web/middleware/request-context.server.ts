@@ -1,0 +1,29 @@
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import { requestContext, type Logger } from '#infra/logger.ts';
+
+/**
+ * Gives every request an id (kept from a trusted proxy's X-Request-Id when it looks sane), runs the
+ * rest of the chain inside it so every log line carries it, and logs one line per request.
+ */
+export function requestContextMiddleware(log: Logger): Middleware {
+  return async (ctx, next) => {
+    const incoming = ctx.get('X-Request-Id');
+    const reqId = /^[\w-]{8,64}$/.test(incoming) ? incoming : randomUUID();
+    ctx.set('X-Request-Id', reqId);
+    const started = process.hrtime.bigint();
+    await requestContext.run({ reqId }, async () => {
+      try {
+        await next();
+      } finally {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        if (ctx.path !== '/healthz' && !ctx.path.startsWith('/assets/')) {
+          log.info(
+            { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 },
+            'request',
+          );
+        }
+      }
+    });
+  };
+}

@@ -1,0 +1,61 @@
+import type { ListResult } from '#projections/competitor-list/competitor-list.queries.ts';
+import { DataTable } from '../../components/data-table/data-table.tsx';
+import type { TableState } from '../../components/data-table/table-state.ts';
+import { Layout, roleAtLeast } from '../layout.tsx';
+import type { PageContext } from '../page-context.ts';
+import { competitorColumns } from './competitor-table.tsx';
+
+export interface CompetitorListProps {
+  page: PageContext;
+  state: TableState;
+  result: ListResult;
+}
+
+export function CompetitorTable({ page, state, result }: CompetitorListProps) {
+  const role = page.user?.role;
+  return (
+    <DataTable
+      id="competitors-table"
+      path="/competitors"
+      noun="competitors"
+      state={state}
+      columns={competitorColumns({
+        canEdit: roleAtLeast(role, 'editor'),
+        canDelete: roleAtLeast(role, 'admin'),
+        csrfToken: page.csrfToken,
+      })}
+      rows={result.rows}
+      count={result.count}
+      lastPage={result.lastPage}
+      rowKey={(r) => r.id}
+    />
+  );
+}
+
+export function CompetitorListPage(props: CompetitorListProps) {
+  const canAdd = roleAtLeast(props.page.user?.role, 'editor');
+  return (
+    <Layout page={props.page} title="Competitors">
+      <div className="page-header">
+        <h1>Competitors</h1>
+        {canAdd && (
+          <a className="button button--primary" href="/competitors/new">
+            Add competitor
+          </a>
+        )}
+      </div>
+      <CompetitorTable {...props} />
+    </Layout>
+  );
+}
+
+/** The XHR answer: still an HTML page containing the region, without the page chrome. */
+export function CompetitorListFragment(props: CompetitorListProps) {
+  return (
+    <html lang="en">
+      <body>
+        <CompetitorTable {...props} />
+      </body>
+    </html>
+  );
+}

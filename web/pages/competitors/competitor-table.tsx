@@ -1,0 +1,126 @@
+import type { NoteColumn } from '#events/competitor/fields.ts';
+import { noteColumns } from '#events/competitor/fields.ts';
+import type { CompetitorRow } from '#projections/competitor-list/competitor-row.ts';
+import type { Column } from '../../components/data-table/data-table.tsx';
+
+export const noteLabels: Record<NoteColumn, string> = {
+  strengths: 'Strengths',
+  weaknesses: 'Weaknesses',
+  pricing: 'Pricing',
+  general: 'General',
+};
+
+const dateTime = new Intl.DateTimeFormat('en-GB', {
+  dateStyle: 'medium',
+  timeStyle: 'short',
+  timeZone: 'UTC',
+});
+export const formatTime = (iso: string): string => `${dateTime.format(new Date(iso))} UTC`;
+
+/** Only http(s) addresses become links; anything else is shown as text. */
+export const safeHref = (url: string | null): string | undefined =>
+  url && /^https?:\/\//i.test(url) ? url : undefined;
+
+export function ThreatBadge({ threat }: { threat: CompetitorRow['threat'] }) {
+  return <span className={`badge badge--threat-${threat}`}>{threat}</span>;
+}
+
+export function NoteIndicators({ row, canEdit }: { row: CompetitorRow; canEdit: boolean }) {
+  return (
+    <ul className="note-indicators" aria-label="Notes">
+      {noteColumns.map((column) => {
+        const has = row.notes[column].trim() !== '';
+        const label = `${noteLabels[column]} note${has ? '' : ' (empty)'} for ${row.name}`;
+        return (
+          <li key={column}>
+            <button
+              type="button"
+              className={`note-indicator${has ? ' note-indicator--filled' : ''}`}
+              data-note
+              data-competitor-id={row.id}
+              data-column={column}
+              data-version={row.noteMeta[column]?.version ?? 0}
+              data-value={row.notes[column]}
+              data-can-edit={canEdit ? 'true' : 'false'}
+              aria-label={label}
+              title={has ? row.notes[column].slice(0, 200) : `No ${column} note`}
+              disabled={!has && !canEdit}
+            >
+              {noteLabels[column].charAt(0)}
+            </button>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+export function competitorColumns(options: {
+  canEdit: boolean;
+  canDelete: boolean;
+  csrfToken: string;
+}): Column<CompetitorRow>[] {
+  return [
+    {
+      key: 'rank',
+      label: 'Rank',
+      sort: 'rank',
+      className: 'col-rank',
+      cell: (r) => r.rank.toLocaleString('en-US'),
+    },
+    {
+      key: 'name',
+      label: 'Name',
+      sort: 'name',
+      cell: (r) => <a href={`/competitors/${r.id}`}>{r.name}</a>,
+    },
+    { key: 'segment', label: 'Segment', sort: 'segment', cell: (r) => r.segmentName },
+    { key: 'threat', label: 'Threat', sort: 'threat', cell: (r) => <ThreatBadge threat={r.threat} /> },
+    {
+      key: 'website',
+      label: 'Website',
+      className: 'col-website',
+      cell: (r) => {
+        const href = safeHref(r.website);
+        return href ? (
+          <a href={href} rel="noopener noreferrer nofollow" target="_blank">
+            {r.website?.replace(/^https?:\/\//i, '')}
+          </a>
+        ) : (
+          (r.website ?? '—')
+        );
+      },
+    },
+    { key: 'notes', label: 'Notes', cell: (r) => <NoteIndicators row={r} canEdit={options.canEdit} /> },
+    {
+      key: 'updated',
+      label: 'Last updated',
+      sort: 'updated',
+      cell: (r) => <time dateTime={r.updatedAt}>{formatTime(r.updatedAt)}</time>,
+    },
+    {
+      key: 'actions',
+      label: 'Actions',
+      className: 'col-actions',
+      cell: (r) => (
+        <div className="row-actions">
+          <a className="button button--small" href={`/competitors/${r.id}`} aria-label={`Open ${r.name}`}>
+            Open
+          </a>
+          {options.canDelete && (
+            <form method="post" action={`/competitors/${r.id}/delete`} data-confirm-delete>
+              <input type="hidden" name="_csrf" value={options.csrfToken} />
+              <button
+                type="submit"
+                className="button button--small button--danger"
+                aria-label={`Delete ${r.name}`}
+              >
+                Delete
+              </button>
+            </form>
+          )}
+        </div>
+      ),
+    },
+  ];
+}

@@ -1,0 +1,85 @@
+import type { ReactNode } from 'react';
+import type { Role } from '#events/user/fields.ts';
+import type { PageContext } from './page-context.ts';
+
+interface NavItem {
+  href: string;
+  label: string;
+  minRole: Role;
+}
+
+/** The screens of PRODUCT.md, each shown to the roles that may open it. */
+export const navigation: NavItem[] = [
+  { href: '/competitors', label: 'Competitors', minRole: 'viewer' },
+  { href: '/ranking', label: 'Ranking', minRole: 'viewer' },
+  { href: '/segments', label: 'Segments', minRole: 'viewer' },
+  { href: '/audit', label: 'Audit log', minRole: 'editor' },
+  { href: '/users', label: 'Users', minRole: 'admin' },
+  { href: '/ops', label: 'Operations', minRole: 'admin' },
+];
+
+const roleRank: Record<Role, number> = { viewer: 1, editor: 2, admin: 3 };
+export const roleAtLeast = (role: Role | undefined, min: Role): boolean =>
+  role !== undefined && roleRank[role] >= roleRank[min];
+
+export function Layout({ page, title, children }: { page: PageContext; title: string; children: ReactNode }) {
+  const { user } = page;
+  return (
+    <html lang="en">
+      <head>
+        <meta charSet="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{`${title} · Rivals`}</title>
+        <meta name="csrf-token" content={page.csrfToken} />
+        <link rel="stylesheet" href={page.assets.css} />
+        <script type="module" src={page.assets.js} nonce={page.nonce} />
+      </head>
+      <body>
+        <a className="skip-link" href="#main">
+          Skip to content
+        </a>
+        <header className="site-header">
+          <a className="brand" href="/competitors">
+            Rivals
+          </a>
+          {user && (
+            <nav aria-label="Main">
+              <ul>
+                {navigation
+                  .filter((item) => roleAtLeast(user.role, item.minRole))
+                  .map((item) => (
+                    <li key={item.href}>
+                      <a href={item.href} aria-current={page.path.startsWith(item.href) ? 'page' : undefined}>
+                        {item.label}
+                      </a>
+                    </li>
+                  ))}
+              </ul>
+            </nav>
+          )}
+          {user && (
+            <form method="post" action="/logout" className="site-header__user">
+              <span>
+                {user.name} <span className="role-badge">{user.role}</span>
+              </span>
+              <input type="hidden" name="_csrf" value={page.csrfToken} />
+              <button type="submit" className="button button--ghost">
+                Sign out
+              </button>
+            </form>
+          )}
+        </header>
+        <main id="main">
+          <div className="flash-messages" aria-live="polite" data-notices>
+            {page.flash.map((f, i) => (
+              <p key={i} className={`flash flash--${f.kind}`} role={f.kind === 'error' ? 'alert' : 'status'}>
+                {f.text}
+              </p>
+            ))}
+          </div>
+          {children}
+        </main>
+      </body>
+    </html>
+  );
+}

@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { eventRegistry } from '#events/all-events.ts';
+import type { CommandBus } from '#events/bus/command-bus.ts';
+import { MemoryCommandBus } from '#events/bus/memory-command-bus.ts';
+import { RedisCommandBus } from '#events/bus/redis-command-bus.ts';
+import { MemoryResultChannel, RedisResultChannel, type ResultChannel } from '#events/bus/result-channel.ts';
+import { EventStore } from '#events/store/event-store.ts';
+import type { Config } from '#infra/config.ts';
+import type { Database } from '#infra/db/database.ts';
+import { migrate } from '#infra/db/migrate.ts';
+import { openDatabase } from '#infra/db/open-database.ts';
+import type { Logger } from '#infra/logger.ts';
+import { createRedisClient, type Redis } from '#infra/redis.ts';
+import { allProjections } from '#projections/all-projections.ts';
+import { ProjectionRunner } from '#projections/runner.ts';
+import { ProjectionWatcher } from '#projections/watcher.ts';
+import { CommandGateway } from '#services/command-gateway.ts';
+import { createCommandHandler, type CommandHandler } from '#services/command-handler.ts';
+import { startCommandWorker, type Worker } from '#services/command-worker.ts';
+
+/** Everything a process needs, wired once from the configuration and passed in from here on. */
+export interface Runtime {
+  config: Config;
+  log: Logger;
+  instanceId: string;
+  db: Database;
+  store: EventStore;
+  bus: CommandBus;
+  results: ResultChannel;
+  handle: CommandHandler;
+  gateway: CommandGateway;
+  runner: ProjectionRunner | undefined;
+  watcher: ProjectionWatcher;
+  redis: Redis | undefined;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  /** Shown if the embedded data folder is already in use. */
+  purpose: string;
+  /** Run the command worker and the projection runner here (default: by ROLE). */
+  work?: boolean;
+  /** Claim idle bus entries after this long (default 30 s). */
+  claimIdleMs?: number;
+}
+
+export async function startRuntime(config: Config, log: Logger, options: RuntimeOptions): Promise<Runtime> {
+  const instanceId = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const db = await openDatabase(config, log, { purpose: options.purpose });
+  const closers: (() => Promise<unknown>)[] = [() => db.close()];
+  const close = async () => {
+    for (const closeOne of closers.reverse())
+      await closeOne().catch((e: unknown) => log.warn({ err: e }, 'close failed'));
+  };
+  try {
+    const applied = await migrate(db.pool);
+    if (applied.length > 0) log.info({ applied }, 'database migrated');
+    const store = new EventStore(db.pool, eventRegistry);
+    const handle = createCommandHandler(store);
+    const busOptions = { claimIdleMs: options.claimIdleMs };
+
+    let bus: CommandBus;
+    let results: ResultChannel;
+    let redis: Redis | undefined;
+    if (config.REDIS_URL) {
+      const url = config.REDIS_URL;
+      redis = createRedisClient(url, log, { name: 'commands' });
+      const blocking = createRedisClient(url, log, { name: 'bus-reader', blockMs: 2_000 });
+      const subscriber = createRedisClient(url, log, { name: 'results' });
+      const redisBus = new RedisCommandBus(redis, blocking, config.REDIS_PREFIX, busOptions);
+      await redisBus.ensureGroup();
+      const channel = new RedisResultChannel(redis, subscriber, config.REDIS_PREFIX, instanceId);
+      await channel.whenReady();
+      bus = redisBus;
+      results = channel;
+      const client = redis;
+      closers.push(() => client.quit());
+    } else {
+      bus = new MemoryCommandBus(busOptions);
+      results = new MemoryResultChannel();
+    }
+    closers.push(
+      () => bus.close(),
+      () => results.close(),
+    );
+
+    const gateway = new CommandGateway(bus, results, store);
+    const watcher = new ProjectionWatcher(db);
+    await watcher.start();
+    closers.push(() => watcher.stop());
+
+    const work = options.work ?? config.ROLE !== 'web';
+    let runner: ProjectionRunner | undefined;
+    let worker: Worker | undefined;
+    if (work) {
+      runner = new ProjectionRunner({ db, store, projections: allProjections, log });
+      await runner.start();
+      const startedRunner = runner;
+      closers.push(() => startedRunner.stop());
+      worker = startCommandWorker({ bus, results, handle, log, consumer: instanceId });
+      const startedWorker = worker;
+      closers.push(() => startedWorker.stop());
+    }
+    return {
+      config,
+      log,
+      instanceId,
+      db,
+      store,
+      bus,
+      results,
+      handle,
+      gateway,
+      runner,
+      watcher,
+      redis,
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
