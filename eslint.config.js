@@ -69,5 +69,13 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // expect.any()/expect.stringContaining() are typed `any` by design.
+    files: ['tests/**/*.{ts,tsx}'],
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+    },
+  },
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
 );

@@ -4,7 +4,7 @@ import type { EventStore } from '#events/store/event-store.ts';
 import { isRejection, reject, type Decider } from './decider.ts';
 
 export interface HandleOptions {
-  /** Attempts when another writer moved the stream between our read and our append (default 8). */
+  /** Attempts when another writer moved the stream between our read and our append (default 12). */
   maxAttempts?: number;
 }
 
@@ -36,7 +36,7 @@ export async function handleCommand<C, E extends NewEvent, S>(
   options: HandleOptions = {},
 ): Promise<Outcome> {
   const { commandId } = metadata;
-  const maxAttempts = options.maxAttempts ?? 8;
+  const maxAttempts = options.maxAttempts ?? 12;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     const { state, version } = await loadState(store, stream, decider);
     const decision = decider.decide(command, state);

@@ -9,7 +9,9 @@ export interface Delivery {
 
 export interface DeadLetter {
   id: string;
-  envelope: CommandEnvelope;
+  /** Null when the entry was not a valid envelope at all; `raw` then holds what was on the bus. */
+  envelope: CommandEnvelope | null;
+  raw?: string;
   error: string;
   deliveryCount: number;
 }

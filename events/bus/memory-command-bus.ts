@@ -67,7 +67,7 @@ export class MemoryCommandBus implements CommandBus {
   }
 
   async deadLetters(limit = 100): Promise<DeadLetter[]> {
-    return this.dead.slice(-limit);
+    return limit > 0 ? this.dead.slice(-limit) : [];
   }
 
   async pendingCount(): Promise<number> {

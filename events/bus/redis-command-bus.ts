@@ -11,7 +11,12 @@ const field = (fields: string[], name: string): string | undefined => {
   return i >= 0 && i % 2 === 0 ? fields[i + 1] : undefined;
 };
 
-const isNoGroup = (error: unknown) => error instanceof Error && error.message.startsWith('NOGROUP');
+/**
+ * Redis lost the stream or the group: NOGROUP, or (Redis 7) a blocked XREADGROUP woken with
+ * "UNBLOCKED the stream key no longer exists" because the key was deleted under it.
+ */
+const isNoGroup = (error: unknown) =>
+  error instanceof Error && (error.message.startsWith('NOGROUP') || error.message.startsWith('UNBLOCKED'));
 
 /** The id right after `id` ("ms-seq"), for trimming below it. */
 const nextStreamId = (id: string): string => {
@@ -97,7 +102,8 @@ export class RedisCommandBus implements CommandBus {
     const entries = (await this.redis.xrevrange(this.deadStream, '+', '-', 'COUNT', limit)) as StreamEntry[];
     return entries.reverse().map(([, fields]) => ({
       id: field(fields, 'id') ?? '',
-      envelope: JSON.parse(field(fields, 'envelope') ?? 'null') as CommandEnvelope,
+      envelope: JSON.parse(field(fields, 'envelope') ?? 'null') as CommandEnvelope | null,
+      ...(field(fields, 'raw') !== undefined ? { raw: field(fields, 'raw') } : {}),
       error: field(fields, 'error') ?? '',
       deliveryCount: Number(field(fields, 'deliveryCount') ?? 0),
     }));
@@ -114,7 +120,14 @@ export class RedisCommandBus implements CommandBus {
   }
 
   async trim(): Promise<void> {
-    const summary = (await this.redis.xpending(this.stream, GROUP)) as [number, string | null, ...unknown[]];
+    let summary: [number, string | null, ...unknown[]];
+    try {
+      summary = (await this.redis.xpending(this.stream, GROUP)) as [number, string | null, ...unknown[]];
+    } catch (error) {
+      // A lost stream or group has nothing to trim; the next read recreates the group.
+      if (isNoGroup(error)) return;
+      throw error;
+    }
     let minId: string;
     if (Number(summary[0]) > 0 && summary[1]) {
       minId = summary[1];

@@ -15,7 +15,8 @@ export interface StreamState {
 
 interface EventRow {
   position: number;
-  transaction_id: string;
+  /** The xid8 as text; named apart from the column so ORDER BY never sorts the text. */
+  xid: string;
   stream: string;
   stream_version: number;
   type: string;
@@ -26,18 +27,22 @@ interface EventRow {
 }
 
 const eventColumns =
-  'position, transaction_id::text AS transaction_id, stream, stream_version, type, schema_version, data, metadata, recorded_at';
+  'position, transaction_id::text AS xid, stream, stream_version, type, schema_version, data, metadata, recorded_at';
 
 /**
  * One statement does the whole append, so it costs one round trip and one commit:
+ *  - `seen` is the command's earlier outcome, if it was handled before (a redelivery): then nothing is written,
  *  - `s` moves the stream from the expected version (no row: someone else wrote first → conflict),
  *  - `e` inserts the events after it,
- *  - `o` records the command's outcome; a repeated command id fails on its primary key and the whole
- *    statement rolls back, so a redelivered command appends nothing.
+ *  - `o` records the command's outcome. Two deliveries racing each other collide on its primary key,
+ *    and the whole statement of the later one rolls back.
  */
 const appendSql = `
-WITH s AS (
-  INSERT INTO event_streams AS es (stream, version) VALUES ($1, $2::int + $3::int)
+WITH seen AS (
+  SELECT outcome FROM command_outcomes WHERE command_id = $8
+), s AS (
+  INSERT INTO event_streams AS es (stream, version)
+  SELECT $1, $2::int + $3::int WHERE NOT EXISTS (SELECT 1 FROM seen)
   ON CONFLICT (stream) DO UPDATE SET version = EXCLUDED.version WHERE es.version = $2::int
   RETURNING version
 ), e AS (
@@ -55,7 +60,9 @@ WITH s AS (
   FROM s
   RETURNING outcome
 )
-SELECT outcome FROM o`;
+SELECT outcome, false AS duplicate FROM o
+UNION ALL
+SELECT outcome, true AS duplicate FROM seen`;
 
 export class EventStore {
   constructor(
@@ -76,7 +83,7 @@ export class EventStore {
     const versions = events.map((e) => this.registry.versionOf(e.type));
     const data = events.map((e) => JSON.stringify(this.registry.validate(e.type, e.data)));
     try {
-      const { rows } = await this.db.query<{ outcome: Extract<Outcome, { status: 'accepted' }> }>(appendSql, [
+      const { rows } = await this.db.query<{ outcome: Outcome; duplicate: boolean }>(appendSql, [
         stream,
         expectedVersion,
         events.length,
@@ -87,7 +94,9 @@ export class EventStore {
         commandId,
       ]);
       const row = rows[0];
-      return row ? { kind: 'appended', outcome: row.outcome } : { kind: 'conflict' };
+      if (!row) return { kind: 'conflict' };
+      if (row.duplicate) return { kind: 'duplicate', outcome: row.outcome };
+      return { kind: 'appended', outcome: row.outcome as Extract<Outcome, { status: 'accepted' }> };
     } catch (error) {
       if (pgErrorCode(error) !== '23505') throw error;
       const first = await this.findOutcome(commandId);
@@ -135,7 +144,7 @@ export class EventStore {
       `SELECT ${eventColumns} FROM events
        WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-       ORDER BY transaction_id, position
+       ORDER BY events.transaction_id, events.position
        LIMIT $3`,
       [after.transactionId, after.position, limit],
     );
@@ -162,7 +171,7 @@ export class EventStore {
   private toRecorded(row: EventRow): RecordedEvent {
     return {
       position: row.position,
-      transactionId: row.transaction_id,
+      transactionId: row.xid,
       stream: row.stream,
       streamVersion: row.stream_version,
       type: row.type,

@@ -1,0 +1,619 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BusOptions, CommandBus, Delivery } from '#events/bus/command-bus.ts';
+import { MemoryCommandBus } from '#events/bus/memory-command-bus.ts';
+import { RedisCommandBus } from '#events/bus/redis-command-bus.ts';
+import { commandEnvelopeSchema, type CommandEnvelope } from '#events/command.ts';
+import { createLogger } from '#infra/logger.ts';
+import { createRedisClient, type Redis } from '#infra/redis.ts';
+import { testRedisUrl } from '#tests/support/environment.ts';
+
+/**
+ * One contract, every CommandBus: the embedded bus always, the Redis Streams bus when TEST_REDIS_URL is
+ * set (the runner reports a missing Redis; nothing here skips). Buses use a short claimIdleMs so the
+ * crashed-consumer path runs in a fraction of a second.
+ */
+
+const silent = createLogger('silent');
+const CLAIM_IDLE_MS = 300;
+/** Long enough past claimIdleMs for an unacknowledged entry to be claimable. */
+const PAST_CLAIM_IDLE_MS = CLAIM_IDLE_MS + 100;
+const BLOCK_MS = 100;
+
+/** The buses of one test, all over the same store: one bus per worker process. */
+interface BusHarness {
+  /** Another worker's view of the store: a new bus with connections of its own (the same bus in memory). */
+  connect(): Promise<CommandBus>;
+  teardown(): Promise<void>;
+}
+
+interface Implementation {
+  name: string;
+  open(options: BusOptions): BusHarness;
+}
+
+const memoryImplementation: Implementation = {
+  name: 'memory',
+  open(options) {
+    const bus = new MemoryCommandBus(options);
+    return { connect: async () => bus, teardown: () => bus.close() };
+  },
+};
+
+// --- Redis plumbing -------------------------------------------------------------------------------------
+
+let admin: Redis | undefined;
+
+/** A third connection for inspecting and sabotaging Redis; never one a bus uses. */
+function adminClient(): Redis {
+  if (!admin) throw new Error('the admin Redis client is not connected');
+  return admin;
+}
+
+beforeAll(() => {
+  if (testRedisUrl) admin = createRedisClient(testRedisUrl, silent, { name: `test-admin-${randomUUID()}` });
+});
+
+afterAll(async () => {
+  await admin?.quit();
+  admin = undefined;
+});
+
+async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+    cursor = next;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== '0');
+}
+
+async function closeClient(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
+  else client.disconnect();
+}
+
+interface RedisConnection {
+  bus: RedisCommandBus;
+  /** The CLIENT SETNAME of the bus's blocking connection. */
+  blockingName: string;
+}
+
+interface RedisHarness extends BusHarness {
+  prefix: string;
+  connectRedis(): Promise<RedisConnection>;
+}
+
+function openRedis(url: string, options: BusOptions): RedisHarness {
+  const prefix = `rivals-test:${randomUUID()}:`;
+  const buses: RedisCommandBus[] = [];
+  const clients: Redis[] = [];
+  const connectRedis = async (): Promise<RedisConnection> => {
+    const tag = randomUUID().slice(0, 8);
+    const commands = createRedisClient(url, silent, { name: `test-commands-${tag}` });
+    const blocking = createRedisClient(url, silent, { name: `test-blocking-${tag}`, blockMs: 2_000 });
+    clients.push(commands, blocking);
+    const bus = new RedisCommandBus(commands, blocking, prefix, options);
+    buses.push(bus);
+    // As the runtime does before starting a worker.
+    await bus.ensureGroup();
+    return { bus, blockingName: `rivals:test-blocking-${tag}` };
+  };
+  return {
+    prefix,
+    connectRedis,
+    connect: async () => (await connectRedis()).bus,
+    async teardown() {
+      for (const bus of buses) await bus.close();
+      for (const client of clients) await closeClient(client);
+      await deleteKeys(adminClient(), prefix);
+    },
+  };
+}
+
+const implementations: Implementation[] = [memoryImplementation];
+if (testRedisUrl) {
+  const url = testRedisUrl;
+  implementations.push({ name: 'redis', open: (options) => openRedis(url, options) });
+}
+
+// --- Helpers --------------------------------------------------------------------------------------------
+
+function makeEnvelope(overrides: Partial<CommandEnvelope> = {}): CommandEnvelope {
+  const commandId = randomUUID();
+  return commandEnvelopeSchema.parse({
+    commandId,
+    correlationId: commandId,
+    actor: { id: 'u1', name: 'Test' },
+    at: new Date().toISOString(),
+    command: { type: 'DeleteCompetitor', payload: { competitorId: randomUUID() } },
+    ...overrides,
+  });
+}
+
+async function sendAll(bus: CommandBus, envelopes: readonly CommandEnvelope[]): Promise<string[]> {
+  const ids: string[] = [];
+  // In order, so ids follow the envelopes.
+  for (const envelope of envelopes) ids.push(await bus.send(envelope));
+  return ids;
+}
+
+/** Handles the outcome at once, so a read that fails while the test is busy is no unhandled rejection. */
+const settle = <T>(promise: Promise<T>): Promise<{ value?: T; error?: unknown }> =>
+  promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+
+const envelopes = (n: number) => Array.from({ length: n }, () => makeEnvelope());
+const idsOf = (deliveries: readonly Delivery[]) => deliveries.map((d) => d.id);
+const sorted = (values: Iterable<string>) => [...values].sort();
+
+/** Reads until `done` says so or `timeoutMs` passes; returns everything delivered. */
+async function readUntil(
+  bus: CommandBus,
+  consumer: string,
+  done: (all: readonly Delivery[]) => boolean,
+  timeoutMs = 3_000,
+): Promise<Delivery[]> {
+  const all: Delivery[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (!done(all) && Date.now() < deadline) {
+    all.push(...(await bus.read(consumer, { blockMs: BLOCK_MS })));
+  }
+  return all;
+}
+
+// --- The contract ---------------------------------------------------------------------------------------
+
+for (const implementation of implementations) {
+  describe(`CommandBus contract: ${implementation.name}`, () => {
+    let harness: BusHarness | undefined;
+
+    const open = (options: BusOptions = { claimIdleMs: CLAIM_IDLE_MS }): BusHarness => {
+      harness = implementation.open(options);
+      return harness;
+    };
+
+    afterEach(async () => {
+      await harness?.teardown();
+      harness = undefined;
+    });
+
+    describe('send and read', () => {
+      it('delivers the envelope intact, with deliveryCount 1', async () => {
+        const bus = await open().connect();
+        const envelope = makeEnvelope({ replyTo: 'rivals:results:instance-1' });
+        const id = await bus.send(envelope);
+        expect(id).toEqual(expect.any(String));
+        expect(id).not.toBe('');
+
+        const deliveries = await bus.read('c1', { blockMs: BLOCK_MS });
+        expect(deliveries).toEqual([{ id, envelope, deliveryCount: 1 }]);
+        // A consumer never shares objects with the sender.
+        expect(deliveries[0]?.envelope).not.toBe(envelope);
+        expect(await bus.pendingCount()).toBe(1);
+      });
+
+      it('returns [] after about blockMs when nothing is available', async () => {
+        const bus = await open().connect();
+        const started = performance.now();
+        const deliveries = await bus.read('c1', { blockMs: BLOCK_MS });
+        const elapsed = performance.now() - started;
+        expect(deliveries).toEqual([]);
+        expect(elapsed).toBeGreaterThanOrEqual(BLOCK_MS - 15);
+        expect(elapsed).toBeLessThan(BLOCK_MS + 900);
+      });
+
+      it('wakes a blocked read as soon as a command is sent', async () => {
+        const harness = open();
+        const reader = await harness.connect();
+        const sender = await harness.connect();
+        const started = performance.now();
+        const reading = reader.read('c1', { blockMs: 2_000 });
+        await sleep(50);
+        const envelope = makeEnvelope();
+        const id = await sender.send(envelope);
+        const deliveries = await reading;
+        expect(deliveries).toEqual([{ id, envelope, deliveryCount: 1 }]);
+        expect(performance.now() - started).toBeLessThan(1_000);
+      });
+
+      it('respects COUNT and delivers in send order', async () => {
+        const bus = await open().connect();
+        const ids = await sendAll(bus, envelopes(10));
+
+        const first = await bus.read('c1', { count: 3, blockMs: BLOCK_MS });
+        expect(idsOf(first)).toEqual(ids.slice(0, 3));
+
+        const rest = await bus.read('c2', { count: 100, blockMs: BLOCK_MS });
+        expect(idsOf(rest)).toEqual(ids.slice(3));
+        expect(await bus.pendingCount()).toBe(10);
+      });
+    });
+
+    describe('acknowledgement and redelivery', () => {
+      it('does not redeliver acknowledged entries, and redelivers the unacknowledged one', async () => {
+        const harness = open();
+        const bus = await harness.connect();
+        const other = await harness.connect();
+        const sent = envelopes(3);
+        const ids = await sendAll(bus, sent);
+
+        const deliveries = await bus.read('c1', { blockMs: BLOCK_MS });
+        expect(idsOf(deliveries)).toEqual(ids);
+        expect(await bus.pendingCount()).toBe(3);
+
+        await bus.ack([ids[0]!, ids[2]!]);
+        await bus.ack([]);
+        expect(await bus.pendingCount()).toBe(1);
+
+        await sleep(PAST_CLAIM_IDLE_MS);
+        const redelivered = await other.read('c2', { blockMs: BLOCK_MS });
+        expect(redelivered).toEqual([{ id: ids[1], envelope: sent[1], deliveryCount: 2 }]);
+        expect(await bus.pendingCount()).toBe(1);
+
+        await other.ack([ids[1]!]);
+        expect(await bus.pendingCount()).toBe(0);
+        await sleep(PAST_CLAIM_IDLE_MS);
+        expect(await other.read('c3', { blockMs: BLOCK_MS })).toEqual([]);
+      });
+
+      it('hands an unacknowledged entry to another consumer only after claimIdleMs', async () => {
+        const harness = open();
+        const crashed = await harness.connect();
+        const survivor = await harness.connect();
+        const envelope = makeEnvelope();
+        const id = await crashed.send(envelope);
+
+        const deliveredAt = performance.now();
+        expect(await crashed.read('crashed', { blockMs: BLOCK_MS })).toEqual([
+          { id, envelope, deliveryCount: 1 },
+        ]);
+
+        // Not before: the entry is still fresh in the crashed consumer's hands.
+        expect(await survivor.read('survivor', { blockMs: BLOCK_MS })).toEqual([]);
+        expect(performance.now() - deliveredAt).toBeLessThan(CLAIM_IDLE_MS);
+
+        await sleep(PAST_CLAIM_IDLE_MS);
+        expect(await survivor.read('survivor', { blockMs: BLOCK_MS })).toEqual([
+          { id, envelope, deliveryCount: 2 },
+        ]);
+        // Claiming resets the idle clock: a third consumer has to wait again, and then sees delivery 3.
+        expect(await crashed.read('third', { blockMs: 0 })).toEqual([]);
+        await sleep(PAST_CLAIM_IDLE_MS);
+        expect(await crashed.read('third', { blockMs: BLOCK_MS })).toEqual([
+          { id, envelope, deliveryCount: 3 },
+        ]);
+        expect(await crashed.pendingCount()).toBe(1);
+      });
+
+      it('delivers every command at least once to concurrent consumers and drains the pending list', async () => {
+        const total = 500;
+        const harness = open();
+        const sender = await harness.connect();
+        const consumers = await Promise.all(
+          ['w1', 'w2', 'w3'].map(async (name) => ({ name, bus: await harness.connect() })),
+        );
+        const sent = new Map(envelopes(total).map((e) => [e.commandId, e]));
+        const seen = new Set<string>();
+        const received: Delivery[] = [];
+        let stop = false;
+
+        const loops = consumers.map(async ({ name, bus }) => {
+          let reads = 0;
+          while (!stop) {
+            const deliveries = await bus.read(name, { count: 25, blockMs: BLOCK_MS });
+            reads++;
+            for (const delivery of deliveries) {
+              received.push(delivery);
+              seen.add(delivery.envelope.commandId);
+            }
+            await bus.ack(idsOf(deliveries));
+          }
+          return reads;
+        });
+
+        try {
+          const batch = [...sent.values()];
+          for (let i = 0; i < batch.length; i += 50) {
+            await Promise.all(batch.slice(i, i + 50).map((envelope) => sender.send(envelope)));
+          }
+          const deadline = Date.now() + 10_000;
+          while (seen.size < total && Date.now() < deadline) await sleep(20);
+        } finally {
+          stop = true;
+        }
+        const reads = await Promise.all(loops);
+
+        expect(reads.every((n) => n > 0)).toBe(true);
+        expect(sorted(seen)).toEqual(sorted(sent.keys()));
+        for (const delivery of received) {
+          expect(delivery.envelope).toEqual(sent.get(delivery.envelope.commandId));
+        }
+        expect(received.length).toBeGreaterThanOrEqual(total);
+        expect(await sender.pendingCount()).toBe(0);
+        // Nothing left to claim either.
+        await sleep(PAST_CLAIM_IDLE_MS);
+        expect(await sender.read('late', { blockMs: BLOCK_MS })).toEqual([]);
+      });
+    });
+
+    describe('dead letters', () => {
+      it('records envelope, error and deliveryCount, acknowledges the entry, and lists it', async () => {
+        const harness = open();
+        const bus = await harness.connect();
+        const other = await harness.connect();
+        expect(await bus.deadLetters()).toEqual([]);
+        const sent = envelopes(2);
+        const ids = await sendAll(bus, sent);
+
+        const [first, second] = await bus.read('c1', { blockMs: BLOCK_MS });
+        expect(first?.id).toBe(ids[0]);
+        await bus.deadLetter(first!, 'boom: handler threw');
+        expect(await bus.pendingCount()).toBe(1);
+        expect(await bus.deadLetters()).toEqual([
+          { id: ids[0], envelope: sent[0], error: 'boom: handler threw', deliveryCount: 1 },
+        ]);
+
+        // The dead-lettered entry is acknowledged: only the other one comes back, on its second delivery.
+        await sleep(PAST_CLAIM_IDLE_MS);
+        const redelivered = await other.read('c2', { blockMs: BLOCK_MS });
+        expect(redelivered).toEqual([{ id: second?.id, envelope: sent[1], deliveryCount: 2 }]);
+        await other.deadLetter(redelivered[0]!, 'still failing');
+        expect(await bus.pendingCount()).toBe(0);
+
+        const dead = await other.deadLetters();
+        expect(dead).toEqual([
+          { id: ids[0], envelope: sent[0], error: 'boom: handler threw', deliveryCount: 1 },
+          { id: ids[1], envelope: sent[1], error: 'still failing', deliveryCount: 2 },
+        ]);
+        expect(await bus.deadLetters(1)).toEqual([dead[1]]);
+
+        await sleep(PAST_CLAIM_IDLE_MS);
+        expect(await bus.read('c3', { blockMs: BLOCK_MS })).toEqual([]);
+      });
+    });
+
+    describe('trim', () => {
+      it('never drops pending or undelivered entries', async () => {
+        const harness = open();
+        const bus = await harness.connect();
+        const other = await harness.connect();
+        const sent = envelopes(10);
+        const ids = await sendAll(bus, sent);
+        const expected = (i: number, deliveryCount: number) => ({
+          id: ids[i],
+          envelope: sent[i],
+          deliveryCount,
+        });
+
+        expect(idsOf(await bus.read('c1', { count: 6, blockMs: BLOCK_MS }))).toEqual(ids.slice(0, 6));
+        // Acknowledged: 0, 1, 2 and 4. Pending: 3 and 5. Undelivered: 6 to 9.
+        await bus.ack([ids[0]!, ids[1]!, ids[2]!, ids[4]!]);
+        await bus.trim();
+        await other.trim();
+        expect(await bus.pendingCount()).toBe(2);
+
+        expect(await other.read('c2', { blockMs: BLOCK_MS })).toEqual(
+          [6, 7, 8, 9].map((i) => expected(i, 1)),
+        );
+        await other.ack(ids.slice(6));
+        await bus.trim();
+
+        await sleep(PAST_CLAIM_IDLE_MS);
+        expect(await other.read('c3', { blockMs: BLOCK_MS })).toEqual([expected(3, 2), expected(5, 2)]);
+        await other.ack([ids[3]!, ids[5]!]);
+        expect(await bus.pendingCount()).toBe(0);
+      });
+
+      it('keeps undelivered entries when nothing is pending', async () => {
+        const bus = await open().connect();
+        await bus.trim(); // an empty bus is fine too
+        const sent = envelopes(5);
+        const ids = await sendAll(bus, sent);
+
+        const first = await bus.read('c1', { count: 2, blockMs: BLOCK_MS });
+        expect(idsOf(first)).toEqual(ids.slice(0, 2));
+        await bus.ack(idsOf(first));
+        await bus.trim();
+
+        const rest = await bus.read('c1', { blockMs: BLOCK_MS });
+        expect(rest).toEqual([2, 3, 4].map((i) => ({ id: ids[i], envelope: sent[i], deliveryCount: 1 })));
+        await bus.ack(idsOf(rest));
+        await bus.trim();
+
+        // Trimming everything acknowledged leaves a bus that still takes new commands.
+        const envelope = makeEnvelope();
+        const id = await bus.send(envelope);
+        expect(await bus.read('c1', { blockMs: BLOCK_MS })).toEqual([{ id, envelope, deliveryCount: 1 }]);
+      });
+    });
+  });
+}
+
+// --- Redis only -----------------------------------------------------------------------------------------
+
+if (testRedisUrl) {
+  const url = testRedisUrl;
+
+  describe('RedisCommandBus', () => {
+    let harness: RedisHarness | undefined;
+
+    const open = (options: BusOptions = { claimIdleMs: CLAIM_IDLE_MS }): RedisHarness => {
+      harness = openRedis(url, options);
+      return harness;
+    };
+
+    afterEach(async () => {
+      await harness?.teardown();
+      harness = undefined;
+    });
+
+    it('recreates its group when Redis loses the stream (NOGROUP) under a running consumer', async () => {
+      const harness = open();
+      const worker = await harness.connect();
+      const sender = await harness.connect();
+      const before = makeEnvelope();
+      await sender.send(before);
+
+      const received: CommandEnvelope[] = [];
+      const errors: unknown[] = [];
+      let stop = false;
+      const loop = (async () => {
+        while (!stop) {
+          try {
+            const deliveries = await worker.read('w1', { blockMs: 1_000 });
+            received.push(...deliveries.map((d) => d.envelope));
+            await worker.ack(idsOf(deliveries));
+          } catch (error) {
+            errors.push(error);
+            await sleep(50);
+          }
+        }
+      })();
+
+      let after: CommandEnvelope;
+      try {
+        const deadline = Date.now() + 3_000;
+        while (received.length < 1 && Date.now() < deadline) await sleep(10);
+        expect(received).toEqual([before]);
+
+        // The loop is now blocked in XREADGROUP; Redis restarts without persistence.
+        await sleep(100);
+        expect(await adminClient().del(`${harness.prefix}commands`)).toBe(1);
+        await sleep(100);
+
+        after = makeEnvelope();
+        await sender.send(after);
+        const until = Date.now() + 3_000;
+        while (received.length < 2 && Date.now() < until) await sleep(10);
+      } finally {
+        stop = true;
+        await loop;
+      }
+
+      expect(errors).toEqual([]);
+      expect(received).toEqual([before, after]);
+      const groups = (await adminClient().xinfo('GROUPS', `${harness.prefix}commands`)) as unknown[][];
+      expect(groups.map((g) => g[1])).toEqual(['workers']);
+    });
+
+    it('answers [] once for a read interrupted by the loss of the stream, then works', async () => {
+      const harness = open();
+      const bus = await harness.connect();
+      const reading = settle(bus.read('w1', { blockMs: 2_000 }));
+      await sleep(100);
+      expect(await adminClient().del(`${harness.prefix}commands`)).toBe(1);
+      expect(await reading).toEqual({ value: [] });
+
+      const envelope = makeEnvelope();
+      const id = await bus.send(envelope);
+      expect(await bus.read('w1', { blockMs: BLOCK_MS })).toEqual([{ id, envelope, deliveryCount: 1 }]);
+    });
+
+    it('after losing the stream: nothing pending, nothing to trim, one empty read, then delivery', async () => {
+      const harness = open();
+      const bus = await harness.connect();
+      const stream = `${harness.prefix}commands`;
+      await bus.send(makeEnvelope());
+      expect(await bus.read('w1', { blockMs: BLOCK_MS })).toHaveLength(1);
+      expect(await bus.pendingCount()).toBe(1);
+
+      expect(await adminClient().del(stream)).toBe(1);
+      expect(await bus.pendingCount()).toBe(0);
+      await bus.trim();
+
+      // XADD recreates the stream but not the group: the next read hits NOGROUP and recreates it.
+      const envelope = makeEnvelope();
+      const id = await bus.send(envelope);
+      expect(await bus.read('w1', { blockMs: BLOCK_MS })).toEqual([]);
+      expect(await bus.read('w1', { blockMs: BLOCK_MS })).toEqual([{ id, envelope, deliveryCount: 1 }]);
+    });
+
+    it('moves a malformed stream entry to the dead letters instead of throwing', async () => {
+      const harness = open();
+      const bus = await harness.connect();
+      const stream = `${harness.prefix}commands`;
+      const notJson = await adminClient().xadd(stream, '*', 'envelope', 'not json');
+      const invalid = await adminClient().xadd(stream, '*', 'envelope', JSON.stringify({ commandId: '' }));
+      const missing = await adminClient().xadd(stream, '*', 'something', 'else');
+      const envelope = makeEnvelope();
+      const id = await bus.send(envelope);
+
+      expect(await bus.read('w1', { blockMs: BLOCK_MS })).toEqual([{ id, envelope, deliveryCount: 1 }]);
+      await bus.ack([id]);
+      expect(await bus.pendingCount()).toBe(0);
+
+      const dead = await bus.deadLetters();
+      expect(dead.map((d) => [d.id, d.error])).toEqual([
+        [notJson, 'not a valid command envelope'],
+        [invalid, 'not a valid command envelope'],
+        [missing, 'not a valid command envelope'],
+      ]);
+      // The raw text is kept for whoever inspects the dead letters.
+      const raw = (await adminClient().xrange(`${stream}:dead`, '-', '+')).map(([, fields]) => fields[3]);
+      expect(raw).toEqual(['not json', JSON.stringify({ commandId: '' }), '']);
+
+      await sleep(PAST_CLAIM_IDLE_MS);
+      expect(await bus.read('w2', { blockMs: BLOCK_MS })).toEqual([]);
+    });
+
+    it('trims acknowledged entries below the oldest pending one', async () => {
+      const harness = open();
+      const bus = await harness.connect();
+      const stream = `${harness.prefix}commands`;
+      const ids = await sendAll(bus, envelopes(6));
+      await bus.read('w1', { count: 4, blockMs: BLOCK_MS });
+      await bus.ack([ids[0]!, ids[1]!, ids[3]!]);
+      await bus.trim();
+      // 0 and 1 are gone; 2 is pending, 3 is acknowledged but above it, 4 and 5 are undelivered.
+      const left = (await adminClient().xrange(stream, '-', '+')).map(([id]) => id);
+      expect(left).toEqual(ids.slice(2));
+
+      await bus.ack([ids[2]!]);
+      await bus.trim();
+      expect((await adminClient().xrange(stream, '-', '+')).map(([id]) => id)).toEqual(ids.slice(4));
+    });
+
+    it('does not hang a blocking read when its connection is killed', async () => {
+      const harness = open();
+      const { bus, blockingName } = await harness.connectRedis();
+      const sender = await harness.connect();
+
+      const connectionId = async (): Promise<string | undefined> => {
+        const list = String(await adminClient().call('CLIENT', 'LIST'));
+        const line = list.split('\n').find((l) => l.includes(` name=${blockingName} `));
+        return line?.match(/\bid=(\d+)/)?.[1];
+      };
+
+      // Warm the connection so it exists and carries its name.
+      expect(await bus.read('w1', { blockMs: BLOCK_MS })).toEqual([]);
+      const killedId = await connectionId();
+      expect(killedId).toBeDefined();
+
+      const started = performance.now();
+      const interrupted = settle(bus.read('w1', { blockMs: 2_000 }));
+      await sleep(100);
+      expect(await adminClient().call('CLIENT', 'KILL', 'ID', killedId!)).toBe(1);
+
+      const envelope = makeEnvelope();
+      const id = await sender.send(envelope);
+      const first = await Promise.race([interrupted, sleep(4_000).then(() => 'hung' as const)]);
+      expect(first).not.toBe('hung');
+      const delivered = first === 'hung' ? [] : [...(first.value ?? [])];
+      if (!delivered.some((d) => d.id === id)) {
+        delivered.push(...(await readUntil(bus, 'w1', (all) => all.some((d) => d.id === id), 4_000)));
+      }
+
+      expect(delivered).toContainEqual({ id, envelope, deliveryCount: 1 });
+      expect(performance.now() - started).toBeLessThan(5_000);
+      // It really was a new connection.
+      const reconnectedId = await connectionId();
+      expect(reconnectedId).toBeDefined();
+      expect(reconnectedId).not.toBe(killedId);
+    });
+  });
+}

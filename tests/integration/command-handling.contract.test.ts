@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Outcome } from '#events/command.ts';
+import { findCompetitor, listCompetitors } from '#projections/competitor-list/competitor-list.queries.ts';
+import { allProjections } from '#projections/all-projections.ts';
+import type { CommandHandler } from '#services/command-handler.ts';
+import type { ProjectionRunner } from '#projections/runner.ts';
+import { databaseBackends } from '#tests/support/environment.ts';
+import { addCompetitorCommand, envelope, writeSide } from '#tests/support/runtime-pieces.ts';
+import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
+
+describe.each(databaseBackends)('command handling on %s', (backend) => {
+  let db: TestDatabase;
+  let handle: CommandHandler;
+  let runner: ProjectionRunner;
+  const catchUp = async () => {
+    for (const projection of allProjections) await runner.catchUp(projection);
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase(backend, { poolSize: 20 });
+    ({ handle, runner } = await writeSide(db));
+  });
+  afterAll(async () => db.drop());
+
+  it('adds a competitor and shows it in the list after projection', async () => {
+    const command = addCompetitorCommand('Globex', { website: 'https://globex.example', threat: 'high' });
+    const outcome = await handle(envelope(command));
+    expect(outcome).toMatchObject({ status: 'accepted' });
+    await catchUp();
+    const row = await findCompetitor(db.pool, command.payload.competitorId);
+    expect(row).toMatchObject({ name: 'Globex', segmentName: 'SMB', threat: 'high', rank: 1, version: 1 });
+  });
+
+  it('rejects a duplicate name, case-insensitively, with a field message', async () => {
+    await handle(envelope(addCompetitorCommand('Initech')));
+    const outcome = await handle(envelope(addCompetitorCommand('  initech ')));
+    expect(outcome).toMatchObject({
+      status: 'rejected',
+      code: 'conflict',
+      fields: { name: expect.stringContaining('already exists') },
+    });
+  });
+
+  it('frees a name on rename and on delete', async () => {
+    const first = addCompetitorCommand('Umbrella');
+    const id = first.payload.competitorId;
+    await handle(envelope(first));
+    const renamed = await handle(
+      envelope({
+        type: 'UpdateCompetitor',
+        payload: { ...(first.payload as object), competitorId: id, name: 'Umbrella Corp' } as never,
+      }),
+    );
+    expect(renamed.status).toBe('accepted');
+    expect(await handle(envelope(addCompetitorCommand('Umbrella')))).toMatchObject({ status: 'accepted' });
+    expect(await handle(envelope(addCompetitorCommand('umbrella corp')))).toMatchObject({
+      status: 'rejected',
+    });
+    await handle(envelope({ type: 'DeleteCompetitor', payload: { competitorId: id } }));
+    expect(await handle(envelope(addCompetitorCommand('Umbrella Corp')))).toMatchObject({
+      status: 'accepted',
+    });
+  });
+
+  it('keeps ranks dense after deletes', async () => {
+    const ids: string[] = [];
+    for (const name of ['R1', 'R2', 'R3', 'R4']) {
+      const command = addCompetitorCommand(`${name}-${randomUUID().slice(0, 6)}`);
+      ids.push(command.payload.competitorId);
+      await handle(envelope(command));
+    }
+    await handle(envelope({ type: 'DeleteCompetitor', payload: { competitorId: ids[1] as string } }));
+    await catchUp();
+    const { rows } = await db.pool.query<{ rank: number }>('SELECT rank FROM competitor_list ORDER BY rank');
+    expect(rows.map((r) => r.rank)).toEqual(rows.map((_, i) => i + 1));
+    expect(await findCompetitor(db.pool, ids[1] as string)).toBeUndefined();
+  });
+
+  it('1,000 commands each delivered 3 times: exactly 1,000 events, repeats get the first outcome', async () => {
+    const competitors = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const add = addCompetitorCommand(`Idem-${randomUUID()}`);
+        await handle(envelope(add));
+        return add.payload.competitorId;
+      }),
+    );
+    const count = async () =>
+      (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]?.n ?? 0;
+    const before = await count();
+    const envelopes = Array.from({ length: 1000 }, (_, i) =>
+      envelope({
+        type: 'UpdateCompetitorNote',
+        payload: {
+          competitorId: competitors[i % competitors.length]!,
+          column: 'general',
+          value: `idempotent note ${i}`,
+        },
+      }),
+    );
+    // Three deliveries of each, shuffled and handled concurrently, as a redelivering bus with several workers would.
+    const deliveries = [...envelopes, ...envelopes, ...envelopes].sort(() => Math.random() - 0.5);
+    const outcomes = new Map<string, Outcome[]>();
+    const lanes = 8;
+    await Promise.all(
+      Array.from({ length: lanes }, async (_, lane) => {
+        for (let i = lane; i < deliveries.length; i += lanes) {
+          const delivery = deliveries[i]!;
+          const outcome = await handle(delivery);
+          outcomes.set(delivery.commandId, [...(outcomes.get(delivery.commandId) ?? []), outcome]);
+        }
+      }),
+    );
+    expect((await count()) - before).toBe(1000);
+    expect(outcomes.size).toBe(1000);
+    for (const list of outcomes.values()) {
+      expect(list).toHaveLength(3);
+      expect(list[0]?.status).toBe('accepted');
+      expect(list[1]).toEqual(list[0]);
+      expect(list[2]).toEqual(list[0]);
+    }
+    const { rows } = await db.pool.query<{ n: number }>(
+      `SELECT count(DISTINCT command_id)::int AS n FROM events WHERE type = 'CompetitorNoteUpdated' AND data->>'value' LIKE 'idempotent note %'`,
+    );
+    expect(rows[0]?.n).toBe(1000);
+    await catchUp();
+    const listed = await listCompetitors(db.pool, { search: 'idempotent note', page: 1, perPage: 100 });
+    expect(listed.count).toEqual({ value: 20, exact: true });
+  });
+});

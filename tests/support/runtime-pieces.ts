@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import { eventRegistry } from '#events/all-events.ts';
+import type { Command, CommandEnvelope } from '#events/command.ts';
+import type { Actor } from '#events/envelope.ts';
+import { EventStore } from '#events/store/event-store.ts';
+import { createLogger } from '#infra/logger.ts';
+import { allProjections } from '#projections/all-projections.ts';
+import { ProjectionRunner } from '#projections/runner.ts';
+import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
+import { createCommandHandler } from '#services/command-handler.ts';
+import type { TestDatabase } from './test-database.ts';
+
+export const silentLog = createLogger('silent');
+export const testActor: Actor = { id: 'tester', name: 'Test User' };
+
+export function envelope(command: Command, overrides: Partial<CommandEnvelope> = {}): CommandEnvelope {
+  const commandId = overrides.commandId ?? randomUUID();
+  return {
+    commandId,
+    correlationId: commandId,
+    actor: testActor,
+    at: new Date().toISOString(),
+    command,
+    ...overrides,
+  };
+}
+
+/** Store, handler and a (not started) runner over a test database, with the default segments. */
+export async function writeSide(db: TestDatabase, options: { segments?: boolean } = {}) {
+  const store = new EventStore(db.pool, eventRegistry);
+  const handle = createCommandHandler(store);
+  const runner = new ProjectionRunner({ db, store, projections: allProjections, log: silentLog });
+  if (options.segments !== false) await bootstrapContent(store, handle, { demoData: false });
+  return { store, handle, runner };
+}
+
+type AddCompetitor = Extract<Command, { type: 'AddCompetitor' }>;
+
+export function addCompetitorCommand(
+  name: string,
+  overrides: Partial<AddCompetitor['payload']> = {},
+): AddCompetitor {
+  return {
+    type: 'AddCompetitor',
+    payload: {
+      competitorId: randomUUID(),
+      name,
+      website: null,
+      segmentId: 'smb',
+      threat: 'medium',
+      headquarters: null,
+      ...overrides,
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '#infra/config.ts';
+
+describe('configuration', () => {
+  it('runs embedded with defaults when nothing is set', () => {
+    expect(loadConfig({})).toMatchObject({
+      mode: 'embedded',
+      PORT: 3000,
+      DATA_DIR: './data',
+      ROLE: 'all',
+      LOG_LEVEL: 'info',
+    });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'Invalid configuration: PORT="abc" — expected an integer from 1 to 65535.'],
+    [{ PORT: '70000' }, 'Invalid configuration: PORT="70000" — expected an integer from 1 to 65535.'],
+    [
+      { DATABASE_URL: 'mysql://db' },
+      'Invalid configuration: DATABASE_URL="mysql://db" — expected a postgres:// or postgresql:// URL.',
+    ],
+    [
+      { LOG_LEVEL: 'loud' },
+      'Invalid configuration: LOG_LEVEL="loud" — expected one of fatal, error, warn, info, debug, trace, silent.',
+    ],
+    [{ ROLE: 'web' }, 'expected "all" unless REDIS_URL is set'],
+    [{ DATABASE_URL: 'postgres://h/db' }, 'SESSION_SECRET'],
+  ])('names the variable, the value and what is expected: %j', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('runs scaled with a database, Redis and a secret', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://h/db',
+      REDIS_URL: 'redis://h:6379',
+      SESSION_SECRET: 's'.repeat(32),
+      ROLE: 'worker',
+    });
+    expect(config).toMatchObject({ mode: 'scaled', ROLE: 'worker' });
+  });
+});
