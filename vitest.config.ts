@@ -20,6 +20,7 @@ export default defineConfig({
           hookTimeout: 60_000,
           // Two cores: integration files share Postgres and Redis; two at a time keeps them honest and fast.
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

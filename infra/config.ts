@@ -31,6 +31,13 @@ const schema = z.object({
   /** Bootstrap admin for an empty user table; a random password is generated when unset. */
   ADMIN_EMAIL: z.email('an email address').default('admin@rivals.local'),
   ADMIN_PASSWORD: z.string().min(12, 'at least 12 characters').optional(),
+  /** A command left unacknowledged this long by a worker that died is handed to another (default 30 s). */
+  BUS_CLAIM_IDLE_MS: z.coerce
+    .number({ error: 'a whole number of milliseconds from 100 to 3600000' })
+    .int('a whole number of milliseconds from 100 to 3600000')
+    .min(100, 'a whole number of milliseconds from 100 to 3600000')
+    .max(3_600_000, 'a whole number of milliseconds from 100 to 3600000')
+    .default(30_000),
   /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
   REDIS_PREFIX: z
     .string()

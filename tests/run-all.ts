@@ -57,13 +57,15 @@ async function probeRedis(url: string): Promise<string | undefined> {
     retryStrategy: () => null,
     enableOfflineQueue: false,
   });
-  redis.on('error', () => undefined);
+  // ioredis rejects connect() with "Connection is closed."; the cause arrives as an 'error' event.
+  let cause: unknown;
+  redis.on('error', (error) => (cause ??= error));
   try {
     await redis.connect();
     await redis.ping();
     return undefined;
   } catch (error) {
-    return reason(error);
+    return reason(cause ?? error);
   } finally {
     redis.disconnect();
   }

@@ -17,7 +17,10 @@ const assetsDir = fileURLToPath(new URL('../dist/assets/', import.meta.url));
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const log = createLogger(config.LOG_LEVEL);
-  const runtime = await startRuntime(config, log, { purpose: `server on port ${config.PORT}` });
+  const runtime = await startRuntime(config, log, {
+    purpose: `server on port ${config.PORT}`,
+    claimIdleMs: config.BUS_CLAIM_IDLE_MS,
+  });
   let server: Server | undefined;
 
   let stopping = false;
