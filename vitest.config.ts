@@ -23,6 +23,18 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
         },
       },
+      {
+        extends: true,
+        test: {
+          name: 'fault',
+          include: ['tests/fault/**/*.test.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 60_000,
+          // Fault tests start and kill real worker processes: one file at a time, after the other projects.
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+        },
+      },
     ],
   },
 });

@@ -6,6 +6,8 @@ import type { EventStore } from '#events/store/event-store.ts';
 import type { ProjectionWatcher } from '#projections/watcher.ts';
 import type { CommandGateway } from '#services/command-gateway.ts';
 import type { Assets } from './assets/assets.server.ts';
+import type { LoginLimiter } from './auth/login-limiter.server.ts';
+import type { SessionOptions } from './auth/sessions.server.ts';
 
 /** What the web app is built from; the entry point wires it, tests wire their own. */
 export interface AppDeps {
@@ -18,4 +20,6 @@ export interface AppDeps {
   redis: Redis | undefined;
   assets: Assets;
   sessionSecret: string;
+  sessions: SessionOptions;
+  loginLimiter: LoginLimiter;
 }

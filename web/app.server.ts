@@ -1,23 +1,45 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
+import { ValidationError } from '#infra/errors.ts';
 import type { Metrics } from '#infra/metrics.ts';
 import type { AppDeps } from './app-deps.server.ts';
+import { csrfMiddleware } from './auth/csrf.server.ts';
+import { flashMiddleware } from './auth/flash.server.ts';
+import { sessionMiddleware } from './auth/sessions.server.ts';
 import { healthRoutes } from './health.server.ts';
 import { errorMiddleware } from './middleware/errors.server.tsx';
 import { requestContextMiddleware } from './middleware/request-context.server.ts';
 import { securityHeaders } from './middleware/security-headers.server.ts';
+import { competitorFormRoutes } from './pages/competitors/competitor-form.routes.server.tsx';
 import { competitorListRoutes } from './pages/competitors/competitor-list.routes.server.tsx';
+import { loginRoutes } from './pages/login/login.routes.server.tsx';
+import { userRoutes } from './pages/users/users.routes.server.tsx';
+import { mountRoutes, type RouteDef } from './routing.server.ts';
+
+/** Every page and form route, each with the action it performs (the authorization matrix reads this). */
+export const appRoutes: readonly RouteDef[] = [
+  ...loginRoutes,
+  ...competitorFormRoutes,
+  ...competitorListRoutes,
+  ...userRoutes,
+];
+
+const MAX_JSON_DEPTH = 8;
+const depth = (value: unknown): number =>
+  value !== null && typeof value === 'object' ? 1 + Math.max(0, ...Object.values(value).map(depth)) : 0;
 
 /** Builds the Koa app from its dependencies; opens nothing itself. */
 export function createApp(deps: AppDeps, metrics: Metrics): Koa {
-  const app = new Koa({ proxy: deps.config.TRUST_PROXY });
+  const { config } = deps;
+  const https = config.TRUST_PROXY;
+  const app = new Koa({ proxy: config.TRUST_PROXY });
   app.silent = true; // errors are logged by errorMiddleware, once, with the request id
 
   const router = new Router();
   healthRoutes(router, deps, metrics);
   router.get('/', (ctx) => ctx.redirect('/competitors'));
-  competitorListRoutes(router, deps);
+  mountRoutes(router, appRoutes, deps);
 
   app.use(requestContextMiddleware(deps.log));
   app.use(async (ctx, next) => {
@@ -32,9 +54,10 @@ export function createApp(deps: AppDeps, metrics: Metrics): Koa {
       });
     }
   });
-  app.use(securityHeaders({ https: deps.config.TRUST_PROXY }));
+  app.use(securityHeaders({ https }));
   app.use(async (ctx, next) => {
     ctx.state.assets = { css: deps.assets.url('app.css'), js: deps.assets.url('main.js') };
+    ctx.state.flash = [];
     await next();
   });
   app.use(errorMiddleware(deps.log));
@@ -48,7 +71,29 @@ export function createApp(deps: AppDeps, metrics: Metrics): Koa {
       formLimit: '64kb',
       jsonLimit: '64kb',
       jsonStrict: true,
-      queryString: { depth: 2, parameterLimit: 100 },
+      queryString: { depth: 1, parameterLimit: 50, arrayLimit: 20 },
+      onError: (error) => {
+        throw new ValidationError(
+          /too large/i.test(error.message)
+            ? 'The request is too large.'
+            : 'The request body could not be read.',
+        );
+      },
+    }),
+  );
+  app.use(async (ctx, next) => {
+    if (depth(ctx.request.body) > MAX_JSON_DEPTH)
+      throw new ValidationError('The request body is nested too deeply.');
+    await next();
+  });
+  app.use(sessionMiddleware(deps.sessions));
+  app.use(flashMiddleware({ secret: deps.sessionSecret, https, cookies: deps.sessions.cookies }));
+  app.use(
+    csrfMiddleware({
+      secret: deps.sessionSecret,
+      https,
+      cookies: deps.sessions.cookies,
+      trustProxy: config.TRUST_PROXY,
     }),
   );
   app.use(router.routes());

@@ -6,8 +6,11 @@ import { StartupError } from '#infra/errors.ts';
 import { createLogger } from '#infra/logger.ts';
 import { createMetrics } from '#infra/metrics.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
+import { bootstrapAdmin } from '#services/user/bootstrap-admin.ts';
 import { createApp } from './app.server.ts';
 import { loadAssets } from './assets/assets.server.ts';
+import { cookieNames } from './auth/cookies.server.ts';
+import { createLoginLimiter } from './auth/login-limiter.server.ts';
 import { startRuntime } from './runtime.server.ts';
 import { loadSessionSecret } from './session-secret.server.ts';
 
@@ -48,9 +51,23 @@ async function main(): Promise<void> {
 
   if (config.ROLE !== 'worker') {
     await bootstrapContent(runtime.store, runtime.handle, { demoData: config.DEMO_DATA });
+    const admin = await bootstrapAdmin(runtime.db.pool, runtime.store, runtime.handle, {
+      email: config.ADMIN_EMAIL,
+      password: config.ADMIN_PASSWORD,
+    });
     const sessionSecret = await loadSessionSecret(config);
     const assets = await loadAssets(assetsDir);
-    const app = createApp({ ...runtime, assets, sessionSecret }, createMetrics());
+    const https = config.TRUST_PROXY;
+    const app = createApp(
+      {
+        ...runtime,
+        assets,
+        sessionSecret,
+        sessions: { db: runtime.db.pool, secret: sessionSecret, https, cookies: cookieNames(https) },
+        loginLimiter: createLoginLimiter(runtime.redis, config.REDIS_PREFIX),
+      },
+      createMetrics(),
+    );
     server = createServer(app.callback());
     server.keepAliveTimeout = 5_000;
     server.requestTimeout = 30_000;
@@ -64,7 +81,14 @@ async function main(): Promise<void> {
         ? `embedded database in ${path.resolve(config.DATA_DIR)}`
         : runtime.db.describe;
     log.info({ port: config.PORT, role: config.ROLE, database: runtime.db.describe }, 'listening');
-    process.stdout.write(`\nRivals is running on http://localhost:${config.PORT} (${where})\n\n`);
+    process.stdout.write(`\nRivals is running on http://localhost:${config.PORT} (${where})\n`);
+    if (admin) {
+      process.stdout.write(
+        `\nFirst start: an admin was created. Sign in with\n  email:    ${admin.email}\n  password: ${admin.password}\n` +
+          'This password is shown only once; add more users at /users or with "npm run cli -- users:add".\n',
+      );
+    }
+    process.stdout.write('\n');
   } else {
     log.info({ role: config.ROLE }, 'worker started');
   }

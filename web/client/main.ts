@@ -1,7 +1,9 @@
 import { createElement } from 'react';
 import { hydrateRoot } from 'react-dom/client';
+import { installDeleteConfirmation } from './confirm-delete.ts';
 import { installDataTables } from './data-table.ts';
 import { islands } from './islands.ts';
+import { installPrint } from './print.ts';
 
 /** Hydrates every server-rendered island with the props it was rendered with. */
 async function hydrateIslands(): Promise<void> {
@@ -19,4 +21,6 @@ async function hydrateIslands(): Promise<void> {
 }
 
 installDataTables();
+installDeleteConfirmation();
+installPrint();
 void hydrateIslands().then(() => document.documentElement.setAttribute('data-ready', 'true'));

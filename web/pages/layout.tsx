@@ -1,26 +1,22 @@
 import type { ReactNode } from 'react';
-import type { Role } from '#events/user/fields.ts';
+import { can, type Action } from '../auth/permissions.ts';
 import type { PageContext } from './page-context.ts';
 
 interface NavItem {
   href: string;
   label: string;
-  minRole: Role;
+  action: Action;
 }
 
 /** The screens of PRODUCT.md, each shown to the roles that may open it. */
 export const navigation: NavItem[] = [
-  { href: '/competitors', label: 'Competitors', minRole: 'viewer' },
-  { href: '/ranking', label: 'Ranking', minRole: 'viewer' },
-  { href: '/segments', label: 'Segments', minRole: 'viewer' },
-  { href: '/audit', label: 'Audit log', minRole: 'editor' },
-  { href: '/users', label: 'Users', minRole: 'admin' },
-  { href: '/ops', label: 'Operations', minRole: 'admin' },
+  { href: '/competitors', label: 'Competitors', action: 'competitors.view' },
+  { href: '/ranking', label: 'Ranking', action: 'ranking.view' },
+  { href: '/segments', label: 'Segments', action: 'segments.view' },
+  { href: '/audit', label: 'Audit log', action: 'audit.view' },
+  { href: '/users', label: 'Users', action: 'users.view' },
+  { href: '/ops', label: 'Operations', action: 'ops.view' },
 ];
-
-const roleRank: Record<Role, number> = { viewer: 1, editor: 2, admin: 3 };
-export const roleAtLeast = (role: Role | undefined, min: Role): boolean =>
-  role !== undefined && roleRank[role] >= roleRank[min];
 
 export function Layout({ page, title, children }: { page: PageContext; title: string; children: ReactNode }) {
   const { user } = page;
@@ -47,7 +43,7 @@ export function Layout({ page, title, children }: { page: PageContext; title: st
             <nav aria-label="Main">
               <ul>
                 {navigation
-                  .filter((item) => roleAtLeast(user.role, item.minRole))
+                  .filter((item) => can(user.role, item.action))
                   .map((item) => (
                     <li key={item.href}>
                       <a href={item.href} aria-current={page.path.startsWith(item.href) ? 'page' : undefined}>

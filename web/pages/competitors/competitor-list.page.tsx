@@ -1,7 +1,8 @@
 import type { ListResult } from '#projections/competitor-list/competitor-list.queries.ts';
 import { DataTable } from '../../components/data-table/data-table.tsx';
 import type { TableState } from '../../components/data-table/table-state.ts';
-import { Layout, roleAtLeast } from '../layout.tsx';
+import { can } from '../../auth/permissions.ts';
+import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 import { competitorColumns } from './competitor-table.tsx';
 
@@ -20,8 +21,8 @@ export function CompetitorTable({ page, state, result }: CompetitorListProps) {
       noun="competitors"
       state={state}
       columns={competitorColumns({
-        canEdit: roleAtLeast(role, 'editor'),
-        canDelete: roleAtLeast(role, 'admin'),
+        canEdit: can(role, 'notes.edit'),
+        canDelete: can(role, 'competitors.delete'),
         csrfToken: page.csrfToken,
       })}
       rows={result.rows}
@@ -33,7 +34,7 @@ export function CompetitorTable({ page, state, result }: CompetitorListProps) {
 }
 
 export function CompetitorListPage(props: CompetitorListProps) {
-  const canAdd = roleAtLeast(props.page.user?.role, 'editor');
+  const canAdd = can(props.page.user?.role, 'competitors.create');
   return (
     <Layout page={props.page} title="Competitors">
       <div className="page-header">

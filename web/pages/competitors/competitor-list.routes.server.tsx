@@ -1,4 +1,3 @@
-import type Router from '@koa/router';
 import {
   competitorSortColumns,
   listCompetitors,
@@ -6,11 +5,13 @@ import {
 } from '#projections/competitor-list/competitor-list.queries.ts';
 import { parseTableState, sortOf } from '../../components/data-table/table-state.ts';
 import { isXhr, pageContext, renderHtml } from '../../render.server.tsx';
-import type { AppDeps } from '../../app-deps.server.ts';
+import { route, type RouteDef } from '../../routing.server.ts';
+import { BattlecardPage } from './battlecard.page.tsx';
+import { loadCompetitor } from './competitor-form.routes.server.tsx';
 import { CompetitorListFragment, CompetitorListPage } from './competitor-list.page.tsx';
 
-export function competitorListRoutes(router: Router, deps: AppDeps): void {
-  router.get('/competitors', async (ctx) => {
+export const competitorListRoutes: RouteDef[] = [
+  route('GET', '/competitors', 'competitors.view', async (ctx, deps) => {
     const parsed = parseTableState(ctx.query, competitorSortColumns);
     const sort = sortOf(parsed);
     const result = await listCompetitors(deps.db.pool, {
@@ -22,5 +23,10 @@ export function competitorListRoutes(router: Router, deps: AppDeps): void {
     const state = { ...parsed, page: result.page };
     const props = { page: pageContext(ctx), state, result };
     renderHtml(ctx, isXhr(ctx) ? <CompetitorListFragment {...props} /> : <CompetitorListPage {...props} />);
-  });
-}
+  }),
+
+  route('GET', '/competitors/:id', 'competitors.view', async (ctx, deps) => {
+    const competitor = await loadCompetitor(deps, ctx.params.id);
+    renderHtml(ctx, <BattlecardPage page={pageContext(ctx)} competitor={competitor} />);
+  }),
+];

@@ -1,0 +1,42 @@
+import type { Recorded } from '#events/envelope.ts';
+import type { UserEvent } from '#events/user/events.ts';
+import type { Projection } from '../projection.ts';
+
+const userTypes = new Set(['UserAdded', 'UserRoleChanged', 'UserDisabled', 'UserEnabled']);
+
+/** Users for sign-in, authorization and the /users page. Few rows, so one statement per event is fine. */
+export const userListProjection: Projection<'user_list'> = {
+  name: 'user-list',
+  version: 1,
+  tables: ['user_list'],
+
+  async apply(db, events, tables) {
+    for (const event of events.filter((e) => userTypes.has(e.type)) as Recorded<UserEvent>[]) {
+      const at = event.metadata.at;
+      switch (event.type) {
+        case 'UserAdded':
+          await db.query(
+            `INSERT INTO ${tables.user_list} (id, email, display_name, role, disabled, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, false, $5, $5) ON CONFLICT (id) DO NOTHING`,
+            [event.data.userId, event.data.email, event.data.displayName, event.data.role, at],
+          );
+          break;
+        case 'UserRoleChanged':
+          await db.query(`UPDATE ${tables.user_list} SET role = $2, updated_at = $3 WHERE id = $1`, [
+            event.data.userId,
+            event.data.role,
+            at,
+          ]);
+          break;
+        case 'UserDisabled':
+        case 'UserEnabled':
+          await db.query(`UPDATE ${tables.user_list} SET disabled = $2, updated_at = $3 WHERE id = $1`, [
+            event.data.userId,
+            event.type === 'UserDisabled',
+            at,
+          ]);
+          break;
+      }
+    }
+  },
+};

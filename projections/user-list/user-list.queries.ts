@@ -1,0 +1,69 @@
+import type { Role } from '#events/user/fields.ts';
+import type { Queryable } from '#infra/db/database.ts';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  displayName: string;
+  role: Role;
+  disabled: boolean;
+  createdAt: Date;
+}
+
+const columns = 'id, email, display_name AS "displayName", role, disabled, created_at AS "createdAt"';
+
+export async function findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
+  const { rows } = await db.query<UserRow>(
+    `SELECT ${columns} FROM user_list WHERE lower(email) = lower($1)`,
+    [email],
+  );
+  return rows[0];
+}
+
+export async function findUser(db: Queryable, id: string): Promise<UserRow | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+  const { rows } = await db.query<UserRow>(`SELECT ${columns} FROM user_list WHERE id = $1`, [id]);
+  return rows[0];
+}
+
+export async function countUsers(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM user_list');
+  return rows[0]?.n ?? 0;
+}
+
+export const userSortColumns = ['name', 'email', 'role', 'created'] as const;
+export type UserSortColumn = (typeof userSortColumns)[number];
+const orderBy: Record<UserSortColumn, string> = {
+  name: 'lower(display_name)',
+  email: 'lower(email)',
+  role: 'role',
+  created: 'created_at',
+};
+
+export async function listUsers(
+  db: Queryable,
+  query: {
+    search: string;
+    sort?: { column: UserSortColumn; direction: 'asc' | 'desc' };
+    page: number;
+    perPage: number;
+  },
+): Promise<{ rows: UserRow[]; total: number; page: number; lastPage: number }> {
+  const where = query.search ? `WHERE lower(display_name || ' ' || email || ' ' || role) LIKE $1` : '';
+  const params = query.search ? [`%${query.search.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`] : [];
+  const { rows: counted } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM user_list ${where}`,
+    params,
+  );
+  const total = counted[0]?.n ?? 0;
+  const lastPage = Math.max(1, Math.ceil(total / query.perPage));
+  const page = Math.min(query.page, lastPage);
+  const sort = query.sort ?? { column: 'name', direction: 'asc' };
+  const { rows } = await db.query<UserRow>(
+    `SELECT ${columns} FROM user_list ${where}
+     ORDER BY ${orderBy[sort.column]} ${sort.direction === 'desc' ? 'DESC' : 'ASC'}, id
+     LIMIT ${query.perPage} OFFSET ${(page - 1) * query.perPage}`,
+    params,
+  );
+  return { rows, total, page, lastPage };
+}

@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import type { Command, Outcome } from '#events/command.ts';
+import type { Role } from '#events/user/fields.ts';
+import type { Queryable } from '#infra/db/database.ts';
+import { hashPassword, verifyPassword } from '#infra/passwords.ts';
+
+/** Sends a command and answers its outcome (through the bus from the web, directly from the CLI). */
+export type Dispatch = (command: Command) => Promise<Outcome | undefined>;
+
+export interface NewAccount {
+  email: string;
+  displayName: string;
+  role: Role;
+  password: string;
+  userId?: string;
+}
+
+/**
+ * Creates a user: the password hash goes to `user_credentials` (never into an event), then the
+ * `AddUser` command records the user. A rejected command (say, the email is taken) removes the hash.
+ */
+export async function createAccount(
+  db: Queryable,
+  dispatch: Dispatch,
+  account: NewAccount,
+): Promise<{ userId: string; outcome: Outcome | undefined }> {
+  const userId = account.userId ?? randomUUID();
+  const hash = await hashPassword(account.password);
+  const inserted = await db.query(
+    `INSERT INTO user_credentials (user_id, password_hash) VALUES ($1, $2) ON CONFLICT (user_id) DO NOTHING`,
+    [userId, hash],
+  );
+  if (inserted.rowCount === 0)
+    return {
+      userId,
+      outcome: { status: 'rejected', code: 'conflict', message: 'This user already exists.' },
+    };
+  const outcome = await dispatch({
+    type: 'AddUser',
+    payload: { userId, email: account.email, displayName: account.displayName, role: account.role },
+  });
+  if (outcome?.status === 'rejected')
+    await db.query('DELETE FROM user_credentials WHERE user_id = $1', [userId]);
+  return { userId, outcome };
+}
+
+export async function checkPassword(db: Queryable, userId: string, password: string): Promise<boolean> {
+  const { rows } = await db.query<{ password_hash: string }>(
+    'SELECT password_hash FROM user_credentials WHERE user_id = $1',
+    [userId],
+  );
+  const stored = rows[0]?.password_hash;
+  return stored ? verifyPassword(password, stored) : false;
+}

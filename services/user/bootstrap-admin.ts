@@ -1,0 +1,38 @@
+import type { EventStore } from '#events/store/event-store.ts';
+import { systemActor } from '#events/envelope.ts';
+import { usersStream } from '#events/streams.ts';
+import type { Queryable } from '#infra/db/database.ts';
+import { randomPassword } from '#infra/passwords.ts';
+import { stableUuid } from '../bootstrap/bootstrap.ts';
+import type { CommandHandler } from '../command-handler.ts';
+import { createAccount } from './accounts.ts';
+
+/**
+ * With no users at all, creates the first admin. Returns the credentials to print once, or undefined
+ * when there were users already (or another instance created the admin at the same moment).
+ */
+export async function bootstrapAdmin(
+  db: Queryable,
+  store: EventStore,
+  handle: CommandHandler,
+  options: { email: string; password?: string; clock?: () => Date },
+): Promise<{ email: string; password: string } | undefined> {
+  if ((await store.readStream(usersStream())).version > 0) return undefined;
+  const password = options.password ?? randomPassword();
+  const at = (options.clock ?? (() => new Date()))().toISOString();
+  const { outcome } = await createAccount(
+    db,
+    (command) =>
+      handle({ commandId: 'bootstrap:admin', correlationId: 'bootstrap', actor: systemActor, at, command }),
+    {
+      userId: stableUuid('bootstrap:admin'),
+      email: options.email,
+      displayName: 'Administrator',
+      role: 'admin',
+      password,
+    },
+  );
+  return outcome?.status === 'accepted' && outcome.positions.length > 0
+    ? { email: options.email, password }
+    : undefined;
+}

@@ -1,0 +1,35 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Context } from 'koa';
+
+/** Cookie names: `__Host-` prefixed (Secure, no Domain, Path=/) when served over HTTPS. */
+export function cookieNames(https: boolean) {
+  const prefix = https ? '__Host-' : '';
+  return { session: `${prefix}rivals_session`, anon: `${prefix}rivals_anon`, flash: `${prefix}rivals_flash` };
+}
+
+export type CookieNames = ReturnType<typeof cookieNames>;
+
+export function setCookie(
+  ctx: Context,
+  name: string,
+  value: string | null,
+  options: { https: boolean; maxAgeMs?: number },
+): void {
+  ctx.cookies.set(name, value, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: options.https,
+    path: '/',
+    overwrite: true,
+    ...(options.maxAgeMs ? { maxAge: options.maxAgeMs } : {}),
+  });
+}
+
+export const hmac = (secret: string, value: string): string =>
+  createHmac('sha256', secret).update(value).digest('base64url');
+
+export function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}

@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import type { Context, Middleware } from 'koa';
+import { ForbiddenError } from '#infra/errors.ts';
+import { hmac, safeEqual, setCookie, type CookieNames } from './cookies.server.ts';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * CSRF protection on every state-changing request: the request must come from our own origin
+ * (Sec-Fetch-Site / Origin) and carry the token derived from the visitor's session, or, before sign-in,
+ * from an anonymous cookie (so the sign-in form is protected too). Forms send `_csrf`; XHR sends
+ * `X-CSRF-Token`. Must run after the session and body parser.
+ */
+export function csrfMiddleware(options: {
+  secret: string;
+  https: boolean;
+  cookies: CookieNames;
+  trustProxy: boolean;
+}): Middleware {
+  const { secret, https, cookies } = options;
+  return async (ctx, next) => {
+    let basis = ctx.state.sessionToken as string | undefined;
+    if (!basis) {
+      basis = ctx.cookies.get(cookies.anon);
+      if (!basis || !/^[\w-]{20,64}$/.test(basis)) {
+        basis = randomBytes(24).toString('base64url');
+        setCookie(ctx, cookies.anon, basis, { https });
+      }
+    }
+    const expected = hmac(secret, `csrf:${basis}`);
+    ctx.state.csrfToken = expected;
+
+    if (!SAFE_METHODS.has(ctx.method)) {
+      if (!sameOrigin(ctx, options.trustProxy))
+        throw new ForbiddenError('This request came from another site and was blocked.');
+      const body = ctx.request.body as Record<string, unknown> | undefined;
+      const sent = ctx.get('X-CSRF-Token') || (typeof body?._csrf === 'string' ? body._csrf : '');
+      if (!sent || !safeEqual(sent, expected)) {
+        throw new ForbiddenError(
+          'Your session form token is missing or out of date. Reload the page and try again.',
+        );
+      }
+    }
+    await next();
+  };
+}
+
+/** Browsers say where a request came from; anything not same-origin is refused. */
+function sameOrigin(ctx: Context, trustProxy: boolean): boolean {
+  const site = ctx.get('Sec-Fetch-Site');
+  if (site && site !== 'same-origin') return false;
+  const origin = ctx.get('Origin');
+  if (!origin) return true;
+  const host = (trustProxy && ctx.get('X-Forwarded-Host').split(',')[0]?.trim()) || ctx.get('Host');
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,27 @@
+import { sweetAlert } from './sweetalert.ts';
+
+/**
+ * Seed §9: a delete form is submitted only after the confirmation dialog says yes. Without
+ * JavaScript the form submits directly (the server still checks the role and the CSRF token).
+ */
+export function installDeleteConfirmation(): void {
+  document.addEventListener('submit', (event) => {
+    const form = event.target as HTMLFormElement;
+    if (!form.matches('form[data-confirm-delete]')) return;
+    event.preventDefault();
+    void sweetAlert()
+      .then((swal) =>
+        swal.fire({
+          titleText: 'Are you sure?',
+          text: 'This action cannot be undone!',
+          icon: 'warning',
+          showCancelButton: true,
+          confirmButtonText: 'Yes, delete it!',
+          cancelButtonText: 'Cancel',
+        }),
+      )
+      .then((result) => {
+        if (result.isConfirmed) form.submit();
+      });
+  });
+}

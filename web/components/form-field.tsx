@@ -1,0 +1,40 @@
+import type { ReactNode } from 'react';
+
+/** A labelled input with its error below it, tied together for screen readers. */
+export function Field(props: {
+  name: string;
+  label: string;
+  error?: string;
+  hint?: string;
+  children: (a11y: {
+    id: string;
+    'aria-invalid': boolean | undefined;
+    'aria-describedby': string | undefined;
+  }) => ReactNode;
+}) {
+  const id = `field-${props.name}`;
+  const describedBy =
+    [props.error ? `${id}-error` : '', props.hint ? `${id}-hint` : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className={`field${props.error ? ' field--invalid' : ''}`}>
+      <label htmlFor={id}>{props.label}</label>
+      {props.children({
+        id,
+        'aria-invalid': props.error ? true : undefined,
+        'aria-describedby': describedBy,
+      })}
+      {props.hint && (
+        <p className="field__hint" id={`${id}-hint`}>
+          {props.hint}
+        </p>
+      )}
+      {props.error && (
+        <p className="field__error" id={`${id}-error`}>
+          {props.error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export const CsrfField = ({ token }: { token: string }) => <input type="hidden" name="_csrf" value={token} />;

@@ -1,0 +1,121 @@
+import { noteColumns } from '#events/competitor/fields.ts';
+import type { CompetitorRow } from '#projections/competitor-list/competitor-row.ts';
+import { can } from '../../auth/permissions.ts';
+import { Layout } from '../layout.tsx';
+import type { PageContext } from '../page-context.ts';
+import { formatTime, noteLabels, safeHref, ThreatBadge } from './competitor-table.tsx';
+
+/** The battlecard's body; also used for the historical "as of" view. */
+export function Battlecard({
+  competitor: c,
+  canEditNotes,
+}: {
+  competitor: CompetitorRow;
+  canEditNotes: boolean;
+}) {
+  const website = safeHref(c.website);
+  return (
+    <div className="battlecard" id="battlecard" data-competitor-id={c.id}>
+      <dl className="battlecard__facts">
+        <dt>Rank</dt>
+        <dd>{c.rank.toLocaleString('en-US')}</dd>
+        <dt>Segment</dt>
+        <dd>{c.segmentName}</dd>
+        <dt>Threat</dt>
+        <dd>
+          <ThreatBadge threat={c.threat} />
+        </dd>
+        <dt>Website</dt>
+        <dd>
+          {website ? (
+            <a href={website} rel="noopener noreferrer nofollow" target="_blank">
+              {c.website}
+            </a>
+          ) : (
+            (c.website ?? '—')
+          )}
+        </dd>
+        <dt>Headquarters</dt>
+        <dd>{c.headquarters ?? '—'}</dd>
+        <dt>Last updated</dt>
+        <dd>
+          <time dateTime={c.updatedAt}>{formatTime(c.updatedAt)}</time>
+        </dd>
+      </dl>
+      <div className="notes-grid">
+        {noteColumns.map((column) => {
+          const meta = c.noteMeta[column];
+          const text = c.notes[column];
+          return (
+            <section
+              key={column}
+              className="note-card"
+              data-note-card={column}
+              aria-labelledby={`note-${column}`}
+            >
+              <h2 id={`note-${column}`}>
+                {noteLabels[column]}
+                {canEditNotes && (
+                  <button
+                    type="button"
+                    className="button button--small no-print"
+                    data-note
+                    data-competitor-id={c.id}
+                    data-column={column}
+                    data-version={meta?.version ?? 0}
+                    data-value={text}
+                    data-can-edit="true"
+                    aria-label={`Edit ${noteLabels[column].toLowerCase()} note`}
+                  >
+                    Edit
+                  </button>
+                )}
+              </h2>
+              {text ? (
+                <p className="note-card__text" data-note-text>
+                  {text}
+                </p>
+              ) : (
+                <p className="note-card__text field__hint" data-note-text>
+                  No {column} notes yet.
+                </p>
+              )}
+              {meta && (
+                <p className="note-card__meta" data-note-meta>
+                  Last edited by {meta.byName}, <time dateTime={meta.at}>{formatTime(meta.at)}</time>
+                </p>
+              )}
+            </section>
+          );
+        })}
+      </div>
+    </div>
+  );
+}
+
+export function BattlecardPage({ page, competitor }: { page: PageContext; competitor: CompetitorRow }) {
+  const role = page.user?.role;
+  return (
+    <Layout page={page} title={competitor.name}>
+      <div className="page-header">
+        <h1>{competitor.name}</h1>
+        <div className="row-actions no-print">
+          <button type="button" className="button" data-print="#battlecard">
+            Print battlecard
+          </button>
+          {can(role, 'history.view') && (
+            <a className="button" href={`/competitors/${competitor.id}/history`}>
+              History
+            </a>
+          )}
+          {can(role, 'competitors.edit') && (
+            <a className="button" href={`/competitors/${competitor.id}/edit`}>
+              Edit
+            </a>
+          )}
+        </div>
+      </div>
+      <Battlecard competitor={competitor} canEditNotes={can(role, 'notes.edit')} />
+    </Layout>
+  );
+}

@@ -1,0 +1,109 @@
+import { threats } from '#events/competitor/fields.ts';
+import type { Segment } from '#projections/segment-board/segment-board.queries.ts';
+import { CsrfField, Field } from '../../components/form-field.tsx';
+import { Layout } from '../layout.tsx';
+import type { PageContext } from '../page-context.ts';
+
+export interface CompetitorFormValues {
+  name: string;
+  website: string;
+  segmentId: string;
+  threat: string;
+  headquarters: string;
+  expectedVersion?: string;
+}
+
+export const emptyCompetitorForm: CompetitorFormValues = {
+  name: '',
+  website: '',
+  segmentId: '',
+  threat: 'medium',
+  headquarters: '',
+};
+
+export function CompetitorFormPage(props: {
+  page: PageContext;
+  mode: 'new' | 'edit';
+  action: string;
+  values: CompetitorFormValues;
+  errors: Record<string, string>;
+  segments: Segment[];
+  cancelHref: string;
+}) {
+  const { page, values, errors } = props;
+  const title = props.mode === 'new' ? 'Add competitor' : `Edit ${values.name}`;
+  return (
+    <Layout page={page} title={title}>
+      <h1>{title}</h1>
+      {errors._form && (
+        <p className="flash flash--error" role="alert">
+          {errors._form}
+        </p>
+      )}
+      <form method="post" action={props.action} className="form" noValidate>
+        <CsrfField token={page.csrfToken} />
+        {values.expectedVersion !== undefined && (
+          <input type="hidden" name="expectedVersion" value={values.expectedVersion} />
+        )}
+        <Field name="name" label="Name" error={errors.name}>
+          {(a11y) => (
+            <input {...a11y} name="name" defaultValue={values.name} required maxLength={120} autoFocus />
+          )}
+        </Field>
+        <Field
+          name="website"
+          label="Website"
+          error={errors.website}
+          hint="Optional; an http:// or https:// address."
+        >
+          {(a11y) => (
+            <input
+              {...a11y}
+              type="url"
+              name="website"
+              defaultValue={values.website}
+              maxLength={300}
+              placeholder="https://"
+            />
+          )}
+        </Field>
+        <Field name="segmentId" label="Segment" error={errors.segmentId}>
+          {(a11y) => (
+            <select {...a11y} name="segmentId" defaultValue={values.segmentId} required>
+              <option value="">Choose a segment…</option>
+              {props.segments.map((s) => (
+                <option key={s.id} value={s.id}>
+                  {s.name}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field name="threat" label="Threat" error={errors.threat}>
+          {(a11y) => (
+            <select {...a11y} name="threat" defaultValue={values.threat}>
+              {threats.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field name="headquarters" label="Headquarters" error={errors.headquarters} hint="Optional.">
+          {(a11y) => (
+            <input {...a11y} name="headquarters" defaultValue={values.headquarters} maxLength={120} />
+          )}
+        </Field>
+        <div className="form__actions">
+          <button type="submit" className="button button--primary">
+            {props.mode === 'new' ? 'Add competitor' : 'Save changes'}
+          </button>
+          <a className="button" href={props.cancelHref}>
+            Cancel
+          </a>
+        </div>
+      </form>
+    </Layout>
+  );
+}

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { TooManyRequestsError } from '#infra/errors.ts';
+import { dummyHash, verifyPassword } from '#infra/passwords.ts';
+import { findUserByEmail } from '#projections/user-list/user-list.queries.ts';
+import { checkPassword } from '#services/user/accounts.ts';
+import { addFlash } from '../../auth/flash.server.ts';
+import { endSession, startSession } from '../../auth/sessions.server.ts';
+import { pageContext, renderHtml } from '../../render.server.tsx';
+import { route, safeNext, type RouteDef } from '../../routing.server.ts';
+import { LoginPage } from './login.page.tsx';
+
+const loginForm = z.object({
+  email: z.string().trim().max(254).default(''),
+  password: z.string().max(1024).default(''),
+  next: z.string().max(2048).optional(),
+});
+
+const INCORRECT = 'Email or password is incorrect.';
+
+export const loginRoutes: RouteDef[] = [
+  route('GET', '/login', 'public', (ctx) => {
+    if (ctx.state.user) return ctx.redirect(safeNext(ctx.query.next));
+    renderHtml(ctx, <LoginPage page={pageContext(ctx)} email="" next={safeNext(ctx.query.next)} />);
+  }),
+
+  route('POST', '/login', 'public', async (ctx, deps) => {
+    const form = loginForm.parse(ctx.request.body ?? {});
+    const next = safeNext(form.next);
+    const wait = await deps.loginLimiter.retryAfter(form.email, ctx.ip);
+    if (wait > 0) {
+      throw new TooManyRequestsError(
+        `Too many failed sign-ins. Try again in ${wait} second${wait === 1 ? '' : 's'}.`,
+        wait,
+      );
+    }
+    const user = form.email ? await findUserByEmail(deps.db.pool, form.email) : undefined;
+    // A missing account costs a full hash too, so timing does not tell which emails exist.
+    const ok = user
+      ? await checkPassword(deps.db.pool, user.id, form.password)
+      : await verifyPassword(form.password, await dummyHash());
+    if (!user || !ok || user.disabled) {
+      await deps.loginLimiter.failed(form.email, ctx.ip);
+      deps.log.info(
+        { email: form.email, reason: !user ? 'unknown' : user.disabled ? 'disabled' : 'password' },
+        'sign-in failed',
+      );
+      renderHtml(
+        ctx,
+        <LoginPage page={pageContext(ctx)} email={form.email} next={next} error={INCORRECT} />,
+        401,
+      );
+      return;
+    }
+    await deps.loginLimiter.succeeded(form.email);
+    await startSession(ctx, deps.sessions, user.id);
+    deps.log.info({ userId: user.id }, 'signed in');
+    ctx.redirect(next);
+  }),
+
+  route('POST', '/logout', 'public', async (ctx, deps) => {
+    await endSession(ctx, deps.sessions);
+    addFlash(ctx, { kind: 'info', text: 'You are signed out.' });
+    ctx.redirect('/login');
+  }),
+];

@@ -1,0 +1,172 @@
+import { roles } from '#events/user/fields.ts';
+import type { UserRow } from '#projections/user-list/user-list.queries.ts';
+import { DataTable, type Column } from '../../components/data-table/data-table.tsx';
+import type { TableState } from '../../components/data-table/table-state.ts';
+import { CsrfField, Field } from '../../components/form-field.tsx';
+import { formatTime } from '../competitors/competitor-table.tsx';
+import { Layout } from '../layout.tsx';
+import type { PageContext } from '../page-context.ts';
+
+export interface UsersProps {
+  page: PageContext;
+  state: TableState;
+  rows: UserRow[];
+  total: number;
+  lastPage: number;
+}
+
+function userColumns(page: PageContext): Column<UserRow>[] {
+  return [
+    { key: 'name', label: 'Name', sort: 'name', cell: (u) => u.displayName },
+    { key: 'email', label: 'Email', sort: 'email', cell: (u) => u.email },
+    {
+      key: 'role',
+      label: 'Role',
+      sort: 'role',
+      cell: (u) => (
+        <form method="post" action={`/users/${u.id}/role`} className="inline-form">
+          <CsrfField token={page.csrfToken} />
+          <label className="sr-only" htmlFor={`role-${u.id}`}>
+            Role of {u.displayName}
+          </label>
+          <select id={`role-${u.id}`} name="role" defaultValue={u.role}>
+            {roles.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>{' '}
+          <button type="submit" className="button button--small">
+            Change
+          </button>
+        </form>
+      ),
+    },
+    { key: 'status', label: 'Status', cell: (u) => (u.disabled ? 'Disabled' : 'Active') },
+    { key: 'created', label: 'Added', sort: 'created', cell: (u) => formatTime(u.createdAt.toISOString()) },
+    {
+      key: 'actions',
+      label: 'Actions',
+      cell: (u) =>
+        u.id === page.user?.id ? (
+          <span className="field__hint">You</span>
+        ) : (
+          <form method="post" action={`/users/${u.id}/${u.disabled ? 'enable' : 'disable'}`}>
+            <CsrfField token={page.csrfToken} />
+            <button type="submit" className={`button button--small${u.disabled ? '' : ' button--danger'}`}>
+              {u.disabled ? 'Enable' : 'Disable'} <span className="sr-only">{u.displayName}</span>
+            </button>
+          </form>
+        ),
+    },
+  ];
+}
+
+function UsersTable({ page, state, rows, total, lastPage }: UsersProps) {
+  return (
+    <DataTable
+      id="users-table"
+      path="/users"
+      noun="users"
+      state={state}
+      columns={userColumns(page)}
+      rows={rows}
+      count={{ value: total, exact: true }}
+      lastPage={lastPage}
+      rowKey={(u) => u.id}
+    />
+  );
+}
+
+export function UsersPage(props: UsersProps) {
+  return (
+    <Layout page={props.page} title="Users">
+      <div className="page-header">
+        <h1>Users</h1>
+        <a className="button button--primary" href="/users/new">
+          Add user
+        </a>
+      </div>
+      <UsersTable {...props} />
+    </Layout>
+  );
+}
+
+export function UsersFragment(props: UsersProps) {
+  return (
+    <html lang="en">
+      <body>
+        <UsersTable {...props} />
+      </body>
+    </html>
+  );
+}
+
+export interface NewUserValues {
+  email: string;
+  displayName: string;
+  role: string;
+}
+
+export function NewUserPage({
+  page,
+  values,
+  errors,
+}: {
+  page: PageContext;
+  values: NewUserValues;
+  errors: Record<string, string>;
+}) {
+  return (
+    <Layout page={page} title="Add user">
+      <h1>Add user</h1>
+      <form method="post" action="/users" className="form" noValidate>
+        <CsrfField token={page.csrfToken} />
+        <Field name="email" label="Email" error={errors.email}>
+          {(a11y) => <input {...a11y} type="email" name="email" defaultValue={values.email} required />}
+        </Field>
+        <Field name="displayName" label="Name" error={errors.displayName}>
+          {(a11y) => (
+            <input {...a11y} name="displayName" defaultValue={values.displayName} required maxLength={80} />
+          )}
+        </Field>
+        <Field name="role" label="Role" error={errors.role}>
+          {(a11y) => (
+            <select {...a11y} name="role" defaultValue={values.role || 'viewer'}>
+              {roles.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field
+          name="password"
+          label="Password"
+          error={errors.password}
+          hint="At least 12 characters. Share it with the person securely."
+        >
+          {(a11y) => (
+            <input
+              {...a11y}
+              type="password"
+              name="password"
+              autoComplete="new-password"
+              required
+              minLength={12}
+            />
+          )}
+        </Field>
+        <div className="form__actions">
+          <button type="submit" className="button button--primary">
+            Add user
+          </button>
+          <a className="button" href="/users">
+            Cancel
+          </a>
+        </div>
+      </form>
+    </Layout>
+  );
+}

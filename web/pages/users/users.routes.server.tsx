@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { email, displayName, role } from '#events/user/fields.ts';
+import { NotFoundError, ValidationError } from '#infra/errors.ts';
+import { PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
+import {
+  findUser,
+  listUsers,
+  userSortColumns,
+  type UserSortColumn,
+} from '#projections/user-list/user-list.queries.ts';
+import { createAccount } from '#services/user/accounts.ts';
+import { addFlash } from '../../auth/flash.server.ts';
+import { parseTableState, sortOf } from '../../components/data-table/table-state.ts';
+import { runCommand } from '../../commands.server.ts';
+import { isXhr, pageContext, renderHtml } from '../../render.server.tsx';
+import { route, type RouteDef } from '../../routing.server.ts';
+import { fieldErrors, formValues } from '../../zod-form.server.ts';
+import { NewUserPage, UsersFragment, UsersPage } from './users.page.tsx';
+
+const newUserForm = z.object({
+  email,
+  displayName,
+  role,
+  password: z
+    .string()
+    .min(PASSWORD_MIN_LENGTH, `Password must be at least ${PASSWORD_MIN_LENGTH} characters.`)
+    .max(1024),
+});
+
+const userId = (ctx: { params: Record<string, string | undefined> }) => {
+  const id = ctx.params.id ?? '';
+  if (!/^[0-9a-f-]{36}$/i.test(id)) throw new NotFoundError('No such user.');
+  return id;
+};
+
+export const userRoutes: RouteDef[] = [
+  route('GET', '/users', 'users.view', async (ctx, deps) => {
+    const parsed = parseTableState(ctx.query, userSortColumns);
+    const sort = sortOf(parsed);
+    const result = await listUsers(deps.db.pool, {
+      search: parsed.search,
+      sort: sort ? { column: sort.column as UserSortColumn, direction: sort.direction } : undefined,
+      page: parsed.page,
+      perPage: parsed.perPage,
+    });
+    const props = { ...result, page: pageContext(ctx), state: { ...parsed, page: result.page } };
+    renderHtml(ctx, isXhr(ctx) ? <UsersFragment {...props} /> : <UsersPage {...props} />);
+  }),
+
+  route('GET', '/users/new', 'users.manage', (ctx) => {
+    renderHtml(
+      ctx,
+      <NewUserPage
+        page={pageContext(ctx)}
+        values={{ email: '', displayName: '', role: 'viewer' }}
+        errors={{}}
+      />,
+    );
+  }),
+
+  route('POST', '/users', 'users.manage', async (ctx, deps) => {
+    const values = formValues(ctx.request.body, ['email', 'displayName', 'role', 'password'] as const);
+    const parsed = newUserForm.safeParse(values);
+    const rerender = (errors: Record<string, string>) =>
+      renderHtml(ctx, <NewUserPage page={pageContext(ctx)} values={values} errors={errors} />, 400);
+    if (!parsed.success) return rerender(fieldErrors(parsed.error));
+    const { outcome } = await createAccount(
+      deps.db.pool,
+      async (command) => (await runCommand(ctx, deps, command, ['user-list'])).outcome,
+      parsed.data,
+    );
+    if (outcome?.status === 'rejected') return rerender(outcome.fields ?? { email: outcome.message });
+    addFlash(ctx, {
+      kind: 'success',
+      text: `${parsed.data.displayName} can now sign in as ${parsed.data.role}.`,
+    });
+    ctx.redirect('/users');
+  }),
+
+  route('POST', '/users/:id/role', 'users.manage', async (ctx, deps) => {
+    const id = userId(ctx);
+    const parsed = role.safeParse((ctx.request.body as Record<string, unknown> | undefined)?.role);
+    if (!parsed.success) throw new ValidationError('Role must be viewer, editor or admin.');
+    const user = await findUser(deps.db.pool, id);
+    if (!user) throw new NotFoundError('No such user.');
+    const { outcome } = await runCommand(
+      ctx,
+      deps,
+      { type: 'ChangeUserRole', payload: { userId: id, role: parsed.data } },
+      ['user-list'],
+    );
+    addFlash(
+      ctx,
+      outcome?.status === 'rejected'
+        ? { kind: 'error', text: outcome.message }
+        : { kind: 'success', text: `${user.displayName} is now ${parsed.data}.` },
+    );
+    ctx.redirect('/users');
+  }),
+
+  ...(['disable', 'enable'] as const).map((verb) =>
+    route('POST', `/users/:id/${verb}`, 'users.manage', async (ctx, deps) => {
+      const id = userId(ctx);
+      const user = await findUser(deps.db.pool, id);
+      if (!user) throw new NotFoundError('No such user.');
+      const type = verb === 'disable' ? 'DisableUser' : 'EnableUser';
+      const { outcome } = await runCommand(ctx, deps, { type, payload: { userId: id } }, ['user-list']);
+      if (verb === 'disable' && outcome?.status === 'accepted')
+        await deps.db.pool.query('DELETE FROM sessions WHERE user_id = $1', [id]);
+      addFlash(
+        ctx,
+        outcome?.status === 'rejected'
+          ? { kind: 'error', text: outcome.message }
+          : { kind: 'success', text: `${user.displayName} is ${verb}d.` },
+      );
+      ctx.redirect('/users');
+    }),
+  ),
+];

@@ -1,0 +1,65 @@
+import type Router from '@koa/router';
+import type { RouterContext } from '@koa/router';
+import type { Context } from 'koa';
+import { ForbiddenError, UnauthorizedError } from '#infra/errors.ts';
+import type { AppDeps } from './app-deps.server.ts';
+import { can, type Action } from './auth/permissions.ts';
+import type { SessionUser } from './pages/page-context.ts';
+import { isXhr } from './render.server.tsx';
+
+/** Every route names the action it performs; `public` routes need no sign-in. */
+export interface RouteDef {
+  method: 'GET' | 'POST';
+  path: string;
+  action: Action | 'public';
+  handler(ctx: RouterContext, deps: AppDeps): Promise<void> | void;
+}
+
+export const route = (
+  method: RouteDef['method'],
+  path: string,
+  action: RouteDef['action'],
+  handler: RouteDef['handler'],
+): RouteDef => ({
+  method,
+  path,
+  action,
+  handler,
+});
+
+/** Only same-site relative paths are honoured as `next`; anything else goes to the competitor list. */
+export function safeNext(value: unknown): string {
+  if (typeof value !== 'string' || !value.startsWith('/') || value.startsWith('//') || value.includes('\\'))
+    return '/competitors';
+  try {
+    const url = new URL(value, 'http://rivals.invalid');
+    return url.origin === 'http://rivals.invalid' ? `${url.pathname}${url.search}` : '/competitors';
+  } catch {
+    return '/competitors';
+  }
+}
+
+/** Checks sign-in and permission before the handler; signed-out page requests go to /login?next=…. */
+export function guard(ctx: Context, action: RouteDef['action']): boolean {
+  if (action === 'public') return true;
+  const user = ctx.state.user as SessionUser | undefined;
+  if (!user) {
+    if (ctx.method === 'GET' && !isXhr(ctx)) {
+      ctx.redirect(`/login?next=${encodeURIComponent(safeNext(ctx.originalUrl))}`);
+      return false;
+    }
+    throw new UnauthorizedError();
+  }
+  if (!can(user.role, action)) throw new ForbiddenError();
+  return true;
+}
+
+export function mountRoutes(router: Router, routes: readonly RouteDef[], deps: AppDeps): void {
+  for (const def of routes) {
+    const handler = async (ctx: RouterContext) => {
+      if (guard(ctx, def.action)) await def.handler(ctx, deps);
+    };
+    if (def.method === 'GET') router.get(def.path, handler);
+    else router.post(def.path, handler);
+  }
+}
