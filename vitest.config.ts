@@ -16,6 +16,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['tests/integration/**/*.test.{ts,tsx}'],
+          globalSetup: ['tests/support/vitest-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // Two cores: integration files share Postgres and Redis; two at a time keeps them honest and fast.

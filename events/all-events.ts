@@ -1,4 +1,5 @@
 import { competitorEventDefinitions } from './competitor/events.ts';
+import { operationsEventDefinitions } from './operations/events.ts';
 import { EventRegistry } from './registry.ts';
 import { segmentEventDefinitions } from './segment/events.ts';
 import { userEventDefinitions } from './user/events.ts';
@@ -8,4 +9,5 @@ export const eventRegistry = new EventRegistry([
   ...competitorEventDefinitions,
   ...segmentEventDefinitions,
   ...userEventDefinitions,
+  ...operationsEventDefinitions,
 ]);

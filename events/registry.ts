@@ -42,7 +42,10 @@ export class EventRegistry {
     return this.definition(type).schema.parse(data);
   }
 
-  /** Lifts stored data to the current version and validates it; unknown types or versions fail loudly. */
+  /**
+   * Lifts stored data to the current version; unknown types or versions fail loudly. Data stored at
+   * the current version was validated when it was written and is trusted; lifted data is validated.
+   */
   upcast(type: string, schemaVersion: number, data: unknown): unknown {
     const definition = this.definition(type);
     if (schemaVersion > definition.schemaVersion || schemaVersion < 1) {
@@ -50,6 +53,7 @@ export class EventRegistry {
         `event ${type} has schema version ${schemaVersion}; this code knows up to ${definition.schemaVersion}`,
       );
     }
+    if (schemaVersion === definition.schemaVersion) return data;
     let current = data;
     for (let v = schemaVersion; v < definition.schemaVersion; v++) {
       const lift = definition.upcasters?.[v];

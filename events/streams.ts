@@ -9,3 +9,6 @@ export const segmentsStream = (): string => 'segments';
 
 /** All user management lives in one stream: few writes, and email uniqueness is decided in one place. */
 export const usersStream = (): string => 'users';
+
+/** Operator actions: replays, rebuilds, seeding. */
+export const operationsStream = (): string => 'operations';

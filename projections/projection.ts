@@ -13,6 +13,8 @@ export interface Projection<T extends string = string> {
   readonly version: number;
   /** The tables this projection owns: emptied on rebuild, shadowed during a replay. */
   readonly tables: readonly T[];
+  /** The event types it reads; others are skipped in the database, never fetched. */
+  readonly handles: readonly string[];
   /** Applies a batch of events in the caller's transaction. Must be idempotent per batch. */
   apply(db: Queryable, events: readonly RecordedEvent[], tables: TableNames<T>): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { startOfLog, type Checkpoint, type RecordedEvent } from '#events/envelope.ts';
+import { compareCheckpoints, startOfLog, type Checkpoint, type RecordedEvent } from '#events/envelope.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import { withTransaction, type Pool, type Queryable } from '#infra/db/database.ts';
 import { shadowTables, type Projection } from './projection.ts';
@@ -35,8 +35,11 @@ export async function rebuildShadow(
   let checkpoint = startOfLog;
   let total = 0;
   const batchSize = options.batchSize ?? 1_000;
+  const limited = options.toPosition !== undefined || options.toTime !== undefined;
+  // Everything committed when the rebuild starts must be in it; later events the runner adds after the swap.
+  const target = await store.headCheckpoint();
   for (;;) {
-    const read = await store.readAll(checkpoint, batchSize);
+    const { events: read, scannedTo } = await store.readTypes(checkpoint, projection.handles, batchSize);
     const events = read.filter((e) => withinLimit(e, options));
     if (events.length > 0) {
       await withTransaction(pool, (client) => projection.apply(client, events, shadow));
@@ -44,7 +47,13 @@ export async function rebuildShadow(
       total += events.length;
       options.onProgress?.(total);
     }
-    if (events.length < read.length || read.length < batchSize) break;
+    if (events.length < read.length) break;
+    if (read.length < batchSize) {
+      if (!limited && scannedTo && compareCheckpoints(scannedTo, checkpoint) > 0) checkpoint = scannedTo;
+      if (!target || compareCheckpoints(scannedTo ?? checkpoint, target) >= 0) break;
+      // A transaction that started before ours still runs: its events may come first. Wait for it.
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   }
   return { events: total, checkpoint };
 }

@@ -58,13 +58,20 @@ export class ProjectionRunner {
     await Promise.all(this.loops);
   }
 
-  /** Processes everything available now for one projection; returns how many events it applied. */
-  async catchUp(projection: Projection): Promise<number> {
+  /**
+   * Processes everything committed so far for one projection, waiting out transactions that are still
+   * running (their events may come first) and another owner's batch; returns how many events it applied.
+   */
+  async catchUp(projection: Projection, timeoutMs = 60_000): Promise<number> {
     let total = 0;
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       const result = await this.batch(projection);
-      if (result.kind !== 'applied') return total;
-      total += result.events.length;
+      if (result.kind === 'applied') total += result.events.length;
+      else if (result.kind === 'idle') return total;
+      else if (Date.now() > deadline)
+        throw new Error(`${projection.name} could not catch up within ${timeoutMs} ms`);
+      else await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
 
@@ -117,21 +124,22 @@ export class ProjectionRunner {
       );
       if (!rows[0]?.owner) return { kind: 'busy' };
       const checkpoint = await openCheckpoint(client, projection);
-      const events = await store.readAll(checkpoint, batchSize, client);
-      if (events.length === 0) {
+      const { events, scannedTo } = await store.readTypes(checkpoint, projection.handles, batchSize, client);
+      const last = events.at(-1);
+      const next = scannedTo && (!last || compareCheckpoints(scannedTo, last) > 0) ? scannedTo : last;
+      if (!next || compareCheckpoints(next, checkpoint) <= 0) {
         return (await store.hasUnsettled(checkpoint, client)) ? { kind: 'unsettled' } : { kind: 'idle' };
       }
-      await projection.apply(client, events, liveTables(projection));
-      const last = events.at(-1) as RecordedEvent;
+      if (events.length > 0) await projection.apply(client, events, liveTables(projection));
       await client.query(
         `UPDATE projection_checkpoints SET transaction_id = $2::xid8, position = $3, updated_at = now()
          WHERE projection = $1`,
-        [projection.name, last.transactionId, last.position],
+        [projection.name, next.transactionId, next.position],
       );
       await client.query('SELECT pg_notify($1, $2)', [PROJECTED_CHANNEL, projection.name]);
       return { kind: 'applied', events };
     });
-    if (result.kind === 'applied') {
+    if (result.kind === 'applied' && result.events.length > 0) {
       for (const reactor of this.reactors) {
         try {
           reactor(projection.name, result.events);

@@ -44,7 +44,8 @@ export function guard(ctx: Context, action: RouteDef['action']): boolean {
   if (action === 'public') return true;
   const user = ctx.state.user as SessionUser | undefined;
   if (!user) {
-    if (ctx.method === 'GET' && !isXhr(ctx)) {
+    // HEAD is GET without the body (and is routed with it): it must get the same redirect.
+    if ((ctx.method === 'GET' || ctx.method === 'HEAD') && !isXhr(ctx)) {
       ctx.redirect(`/login?next=${encodeURIComponent(safeNext(ctx.originalUrl))}`);
       return false;
     }

@@ -43,12 +43,14 @@ export interface RuntimeOptions {
   work?: boolean;
   /** Claim idle bus entries after this long (default 30 s). */
   claimIdleMs?: number;
+  /** An already open database (tests); it is left open on close. */
+  db?: Database;
 }
 
 export async function startRuntime(config: Config, log: Logger, options: RuntimeOptions): Promise<Runtime> {
   const instanceId = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const db = await openDatabase(config, log, { purpose: options.purpose });
-  const closers: (() => Promise<unknown>)[] = [() => db.close()];
+  const db = options.db ?? (await openDatabase(config, log, { purpose: options.purpose }));
+  const closers: (() => Promise<unknown>)[] = options.db ? [] : [() => db.close()];
   const close = async () => {
     for (const closeOne of closers.reverse())
       await closeOne().catch((e: unknown) => log.warn({ err: e }, 'close failed'));
@@ -89,6 +91,16 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
     const watcher = new ProjectionWatcher(db);
     await watcher.start();
     closers.push(() => watcher.stop());
+
+    if (db.kind === 'embedded') {
+      // PGlite has no autovacuum daemon: keep planner statistics fresh ourselves.
+      const analyze = () =>
+        db.pool.query('ANALYZE').catch((e: unknown) => log.warn({ err: e }, 'ANALYZE failed'));
+      await analyze();
+      const timer = setInterval(() => void analyze(), 15 * 60 * 1000);
+      timer.unref();
+      closers.push(async () => clearInterval(timer));
+    }
 
     const work = options.work ?? config.ROLE !== 'web';
     let runner: ProjectionRunner | undefined;

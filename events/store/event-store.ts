@@ -105,6 +105,59 @@ export class EventStore {
     }
   }
 
+  /**
+   * Appends many new streams in one statement (bulk seeding): every stream must not exist yet, each
+   * gets its events from version 1, and each stream's command id records its outcome, exactly as
+   * separate appends would. Any existing stream makes the whole batch fail and write nothing.
+   */
+  async appendNewStreams(
+    streams: readonly { stream: string; events: readonly NewEvent[]; commandId: string }[],
+    metadata: Omit<EventMetadata, 'commandId'>,
+  ): Promise<number> {
+    const rows = streams.flatMap(({ stream, events, commandId }) =>
+      events.map((e, i) => ({
+        stream,
+        version: i + 1,
+        type: e.type,
+        schemaVersion: this.registry.versionOf(e.type),
+        data: JSON.stringify(this.registry.validate(e.type, e.data)),
+        metadata: JSON.stringify({ ...metadata, commandId }),
+        commandId,
+      })),
+    );
+    const { rows: result } = await this.db.query<{ streams: number; outcomes: number }>(
+      // No ON CONFLICT: an existing stream is a unique violation that rolls back the whole statement.
+      `WITH s AS (
+         INSERT INTO event_streams (stream, version) SELECT * FROM unnest($1::text[], $2::int[])
+         RETURNING stream
+       ), e AS (
+         INSERT INTO events (stream, stream_version, type, schema_version, data, metadata, command_id)
+         SELECT x.* FROM unnest($3::text[], $4::int[], $5::text[], $6::smallint[], $7::jsonb[], $8::jsonb[], $9::text[])
+           AS x(stream, stream_version, type, schema_version, data, metadata, command_id)
+         RETURNING position, stream, command_id
+       ), o AS (
+         INSERT INTO command_outcomes (command_id, stream, outcome)
+         SELECT command_id, stream, jsonb_build_object('status', 'accepted', 'positions', jsonb_agg(position ORDER BY position),
+           'transactionId', pg_current_xact_id()::text, 'streamVersion', count(*))
+         FROM e GROUP BY command_id, stream
+         RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM s)::int AS streams, (SELECT count(*) FROM o)::int AS outcomes`,
+      [
+        streams.map((s) => s.stream),
+        streams.map((s) => s.events.length),
+        rows.map((r) => r.stream),
+        rows.map((r) => r.version),
+        rows.map((r) => r.type),
+        rows.map((r) => r.schemaVersion),
+        rows.map((r) => r.data),
+        rows.map((r) => r.metadata),
+        rows.map((r) => r.commandId),
+      ],
+    );
+    return result[0]?.streams === streams.length ? rows.length : 0;
+  }
+
   /** Records an outcome that appended nothing (a rejection, a no-op); returns the first one recorded. */
   async recordOutcome(commandId: string, stream: string, outcome: Outcome): Promise<Outcome> {
     const { rows } = await this.db.query<{ outcome: Outcome }>(
@@ -151,6 +204,45 @@ export class EventStore {
     return rows.map((row) => this.toRecorded(row));
   }
 
+  /**
+   * Like `readAll`, but only events of the given types, for a reader that ignores the rest. When fewer
+   * than `limit` come back, `scannedTo` is how far the log was read (the newest settled event, from
+   * the same snapshot), so the reader's checkpoint can move past events it does not handle.
+   */
+  async readTypes(
+    after: Checkpoint,
+    types: readonly string[],
+    limit: number,
+    db: Queryable = this.db,
+  ): Promise<{ events: RecordedEvent[]; scannedTo: Checkpoint | undefined }> {
+    const { rows } = await db.query<
+      EventRow & { horizon_xid: string | null; horizon_position: number | null }
+    >(
+      `WITH h AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+       horizon AS (
+         SELECT e.transaction_id::text AS xid, e.position FROM events e, h
+         WHERE e.transaction_id < h.xmin ORDER BY e.transaction_id DESC, e.position DESC LIMIT 1
+       ),
+       picked AS (
+         SELECT ${eventColumns}, events.transaction_id AS tx FROM events, h
+         WHERE (events.transaction_id, events.position) > ($1::xid8, $2::bigint)
+           AND events.transaction_id < h.xmin AND events.type = ANY($3::text[])
+         ORDER BY events.transaction_id, events.position
+         LIMIT $4
+       )
+       SELECT p.*, (SELECT xid FROM horizon) AS horizon_xid, (SELECT position FROM horizon) AS horizon_position
+       FROM (SELECT 1) one LEFT JOIN picked p ON true
+       ORDER BY p.tx, p.position`,
+      [after.transactionId, after.position, types, limit],
+    );
+    const found = rows.filter((r) => r.position !== null);
+    const events = found.map((row) => this.toRecorded(row));
+    const horizon = rows[0]?.horizon_xid
+      ? { transactionId: rows[0].horizon_xid, position: rows[0].horizon_position ?? 0 }
+      : undefined;
+    return { events, scannedTo: events.length < limit ? horizon : undefined };
+  }
+
   /** Whether events exist after `after` that `readAll` cannot return yet (their writers still run). */
   async hasUnsettled(after: Checkpoint, db: Queryable = this.db): Promise<boolean> {
     const { rows } = await db.query<{ unsettled: boolean }>(
@@ -160,6 +252,15 @@ export class EventStore {
       [after.transactionId, after.position],
     );
     return rows[0]?.unsettled ?? false;
+  }
+
+  /** The newest committed event in commit order, or undefined for an empty log. */
+  async headCheckpoint(): Promise<Checkpoint | undefined> {
+    const { rows } = await this.db.query<{ xid: string; position: number }>(
+      'SELECT transaction_id::text AS xid, position FROM events ORDER BY transaction_id DESC, position DESC LIMIT 1',
+    );
+    const row = rows[0];
+    return row ? { transactionId: row.xid, position: row.position } : undefined;
   }
 
   /** The newest position, for status pages and lag. */

@@ -23,6 +23,7 @@ export const competitorListProjection: Projection<Tables> = {
   name: 'competitor-list',
   version: 1,
   tables: ['competitor_list', 'competitor_list_segments'],
+  handles: [...competitorTypes, 'SegmentAdded'],
 
   async apply(db, events, tables) {
     const segments = await applySegments(db, events, tables);

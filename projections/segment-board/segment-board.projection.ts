@@ -7,6 +7,7 @@ export const segmentBoardProjection: Projection<'segment_board'> = {
   name: 'segment-board',
   version: 1,
   tables: ['segment_board'],
+  handles: ['SegmentAdded'],
 
   async apply(db, events, tables) {
     const added = events.filter((e) => e.type === 'SegmentAdded') as Recorded<SegmentEvent>[];

@@ -9,6 +9,7 @@ export const userListProjection: Projection<'user_list'> = {
   name: 'user-list',
   version: 1,
   tables: ['user_list'],
+  handles: [...userTypes],
 
   async apply(db, events, tables) {
     for (const event of events.filter((e) => userTypes.has(e.type)) as Recorded<UserEvent>[]) {

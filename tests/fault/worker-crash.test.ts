@@ -219,9 +219,13 @@ describe('worker crash', () => {
       return worker;
     };
 
-    /** Ready once it joined the consumer group: its consumer name is `<host>-<pid>-<random>`. */
+    /**
+     * Ready once it subscribed to its results channel (`<prefix>results:<host>-<pid>-<random>`), the last
+     * Redis step before its command loop starts reading the bus. Not its entry in XINFO CONSUMERS: Redis
+     * 7.0 adds a consumer only when it is handed entries, so an idle worker would never look ready.
+     */
     const waitReady = async (worker: WorkerProcess) => {
-      const consumerPrefix = `${os.hostname()}-${worker.pid}-`;
+      const channelPrefix = `${prefix}results:${os.hostname()}-${worker.pid}-`;
       const deadline = Date.now() + READY_TIMEOUT_MS;
       for (;;) {
         if (worker.exit) {
@@ -229,10 +233,13 @@ describe('worker crash', () => {
             `worker ${worker.pid} exited before it was ready (${JSON.stringify(worker.exit)}):\n${worker.tail()}`,
           );
         }
-        const consumers = (await redis.xinfo('CONSUMERS', stream, GROUP)) as unknown[][];
-        if (consumers.some((c) => String(field(c, 'name')).startsWith(consumerPrefix))) return;
+        const channels = (await redis.pubsub('CHANNELS', `${prefix}results:*`)) as string[];
+        if (channels.some((channel) => channel.startsWith(channelPrefix))) return;
         if (Date.now() > deadline) {
-          throw new Error(`worker ${worker.pid} not ready after ${READY_TIMEOUT_MS} ms:\n${worker.tail()}`);
+          throw new Error(
+            `worker ${worker.pid} not ready after ${READY_TIMEOUT_MS} ms ` +
+              `(results channels: ${JSON.stringify(channels)}):\n${worker.tail()}`,
+          );
         }
         await sleep(25);
       }

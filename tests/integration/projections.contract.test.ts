@@ -71,7 +71,7 @@ describe.each(databaseBackends)('projections on %s', (backend) => {
     await sleep(100);
     const before = reacted.length;
     const result = await rebuildShadow(db.pool, store, competitorListProjection, { batchSize: 3 });
-    expect(result.events).toBeGreaterThan(10);
+    expect(result.events).toBeGreaterThan(5);
     expect(await diffShadow(db.pool, competitorListProjection)).toEqual([
       { table: 'competitor_list', onlyLive: 0, onlyShadow: 0 },
       { table: 'competitor_list_segments', onlyLive: 0, onlyShadow: 0 },

@@ -15,6 +15,10 @@ export function setCookie(
   value: string | null,
   options: { https: boolean; maxAgeMs?: number },
 ): void {
+  // `https` (TRUST_PROXY) says browsers reach us over TLS, so Secure is right even when this request does
+  // not show it: a health check or metrics scrape straight to the instance, or a proxy that sends no
+  // X-Forwarded-Proto. Koa refuses Secure cookies on such requests, which made every one of them a 500.
+  if (options.https) ctx.cookies.secure = true;
   ctx.cookies.set(name, value, {
     httpOnly: true,
     sameSite: 'lax',

@@ -11,6 +11,9 @@ export function requestContextMiddleware(log: Logger): Middleware {
     const incoming = ctx.get('X-Request-Id');
     const reqId = /^[\w-]{8,64}$/.test(incoming) ? incoming : randomUUID();
     ctx.set('X-Request-Id', reqId);
+    // Later code reads the header too (commands carry it as their correlation id, which the command
+    // schema limits to 100 characters): it must never see one refused here.
+    if (incoming && incoming !== reqId) delete ctx.request.headers['x-request-id'];
     const started = process.hrtime.bigint();
     await requestContext.run({ reqId }, async () => {
       try {
