@@ -2,6 +2,7 @@ import type { Config } from '#infra/config.ts';
 import type { Database } from '#infra/db/database.ts';
 import type { Logger } from '#infra/logger.ts';
 import type { Redis } from '#infra/redis.ts';
+import type { CommandBus } from '#events/bus/command-bus.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import type { ProjectionWatcher } from '#projections/watcher.ts';
 import type { CommandGateway } from '#services/command-gateway.ts';
@@ -16,6 +17,7 @@ export interface AppDeps {
   db: Database;
   store: EventStore;
   gateway: CommandGateway;
+  bus: CommandBus;
   watcher: ProjectionWatcher;
   redis: Redis | undefined;
   assets: Assets;

@@ -11,6 +11,10 @@ import { healthRoutes } from './health.server.ts';
 import { errorMiddleware } from './middleware/errors.server.tsx';
 import { requestContextMiddleware } from './middleware/request-context.server.ts';
 import { securityHeaders } from './middleware/security-headers.server.ts';
+import { componentRoutes } from './component-protocol/component.routes.server.ts';
+import { auditRoutes } from './pages/audit/audit.routes.server.tsx';
+import { historyRoutes } from './pages/history/history.routes.server.tsx';
+import { overviewRoutes } from './pages/overview.routes.server.tsx';
 import { competitorFormRoutes } from './pages/competitors/competitor-form.routes.server.tsx';
 import { competitorListRoutes } from './pages/competitors/competitor-list.routes.server.tsx';
 import { loginRoutes } from './pages/login/login.routes.server.tsx';
@@ -33,7 +37,8 @@ const depth = (value: unknown): number =>
 export function createApp(deps: AppDeps, metrics: Metrics): Koa {
   const { config } = deps;
   const https = config.TRUST_PROXY;
-  const app = new Koa({ proxy: config.TRUST_PROXY });
+  // Behind one trusted proxy: the client address is the last hop it appended, not what the client claims.
+  const app = new Koa({ proxy: config.TRUST_PROXY, maxIpsCount: 1 });
   app.silent = true; // errors are logged by errorMiddleware, once, with the request id
 
   const router = new Router();

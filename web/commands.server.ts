@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import type { Command, Outcome } from '#events/command.ts';
+import { requestContext } from '#infra/logger.ts';
 import type { AppDeps } from './app-deps.server.ts';
 import type { SessionUser } from './pages/page-context.ts';
 

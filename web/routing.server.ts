@@ -7,11 +7,14 @@ import { can, type Action } from './auth/permissions.ts';
 import type { SessionUser } from './pages/page-context.ts';
 import { isXhr } from './render.server.tsx';
 
-/** Every route names the action it performs; `public` routes need no sign-in. */
+/**
+ * Every route names the action it performs; `public` routes need no sign-in; `authenticated` routes
+ * need a signed-in user and check the action of what is asked inside (the component protocol).
+ */
 export interface RouteDef {
   method: 'GET' | 'POST';
   path: string;
-  action: Action | 'public';
+  action: Action | 'public' | 'authenticated';
   handler(ctx: RouterContext, deps: AppDeps): Promise<void> | void;
 }
 
@@ -51,7 +54,7 @@ export function guard(ctx: Context, action: RouteDef['action']): boolean {
     }
     throw new UnauthorizedError();
   }
-  if (!can(user.role, action)) throw new ForbiddenError();
+  if (action !== 'authenticated' && !can(user.role, action)) throw new ForbiddenError();
   return true;
 }
 

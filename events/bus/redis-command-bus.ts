@@ -18,6 +18,12 @@ const field = (fields: string[], name: string): string | undefined => {
 const isNoGroup = (error: unknown) =>
   error instanceof Error && (error.message.startsWith('NOGROUP') || error.message.startsWith('UNBLOCKED'));
 
+const compareStreamIds = (a: string, b: string): number => {
+  const [am = 0n, as = 0n] = a.split('-').map(BigInt);
+  const [bm = 0n, bs = 0n] = b.split('-').map(BigInt);
+  return am !== bm ? (am < bm ? -1 : 1) : as === bs ? 0 : as < bs ? -1 : 1;
+};
+
 /** The id right after `id` ("ms-seq"), for trimming below it. */
 const nextStreamId = (id: string): string => {
   const [ms, seq] = id.split('-');
@@ -119,25 +125,27 @@ export class RedisCommandBus implements CommandBus {
     }
   }
 
+  /**
+   * Trims below both the first entry not yet delivered (read first) and the oldest pending entry (read
+   * second). Entries delivered between the two reads are above the first bound, so none can be lost.
+   */
   async trim(): Promise<void> {
+    let lastDelivered: string | undefined;
     let summary: [number, string | null, ...unknown[]];
     try {
+      const groups = (await this.redis.xinfo('GROUPS', this.stream)) as unknown[][];
+      const ours = groups.find((g) => field(g as string[], 'name') === GROUP) as string[] | undefined;
+      lastDelivered = ours ? field(ours, 'last-delivered-id') : undefined;
       summary = (await this.redis.xpending(this.stream, GROUP)) as [number, string | null, ...unknown[]];
     } catch (error) {
       // A lost stream or group has nothing to trim; the next read recreates the group.
-      if (isNoGroup(error)) return;
+      if (isNoGroup(error) || (error instanceof Error && /no such key/i.test(error.message))) return;
       throw error;
     }
-    let minId: string;
-    if (Number(summary[0]) > 0 && summary[1]) {
-      minId = summary[1];
-    } else {
-      const groups = (await this.redis.xinfo('GROUPS', this.stream)) as unknown[][];
-      const ours = groups.find((g) => field(g as string[], 'name') === GROUP) as string[] | undefined;
-      const lastDelivered = ours ? field(ours, 'last-delivered-id') : undefined;
-      if (!lastDelivered || lastDelivered === '0-0') return;
-      minId = nextStreamId(lastDelivered);
-    }
+    if (!lastDelivered || lastDelivered === '0-0') return;
+    const bounds = [nextStreamId(lastDelivered)];
+    if (Number(summary[0]) > 0 && summary[1]) bounds.push(summary[1]);
+    const minId = bounds.reduce((a, b) => (compareStreamIds(a, b) <= 0 ? a : b));
     await this.redis.xtrim(this.stream, 'MINID', minId);
   }
 

@@ -1,5 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.ts';
+import { signIn } from './support/sign-in.ts';
 
 /** Console errors, uncaught exceptions and CSP violations seen by a page. */
 function watchForProblems(page: Page): string[] {
@@ -26,6 +27,10 @@ test.describe('competitors page (foundation)', () => {
       });
     });
 
+    // Signed out, the list sends you to sign in and back.
+    await page.goto(`${server.url}/competitors`);
+    await expect(page).toHaveURL(`${server.url}/login?next=%2Fcompetitors`);
+    await signIn(page, server.url);
     const response = await page.goto(`${server.url}/competitors`);
     expect(response?.status()).toBe(200);
     expect(new URL(page.url()).pathname).toBe('/competitors');

@@ -1,5 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.ts';
+import { signIn } from './support/sign-in.ts';
 import { TEST_ADMIN_EMAIL, TEST_ADMIN_PASSWORD } from './support/server.ts';
 
 /**
@@ -15,13 +16,7 @@ type Watched = Window & {
   __reportXss?: (where: string) => Promise<void>;
 };
 
-async function signInAsAdmin(page: Page, baseUrl: string): Promise<void> {
-  await page.goto(`${baseUrl}/login`);
-  await page.getByLabel('Email').fill(TEST_ADMIN_EMAIL);
-  await page.getByLabel('Password').fill(TEST_ADMIN_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page).toHaveURL(`${baseUrl}/competitors`);
-}
+const signInAsAdmin = (page: Page, baseUrl: string) => signIn(page, baseUrl);
 
 /** CSP violations as the browser reports them: console messages and `securitypolicyviolation` events. */
 async function watchCsp(page: Page): Promise<{ console: string[]; inPage: () => Promise<string[]> }> {

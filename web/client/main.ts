@@ -3,6 +3,7 @@ import { hydrateRoot } from 'react-dom/client';
 import { installDeleteConfirmation } from './confirm-delete.ts';
 import { installDataTables } from './data-table.ts';
 import { islands } from './islands.ts';
+import { installNotesDialog } from './notes-dialog.ts';
 import { installPrint } from './print.ts';
 
 /** Hydrates every server-rendered island with the props it was rendered with. */
@@ -23,4 +24,5 @@ async function hydrateIslands(): Promise<void> {
 installDataTables();
 installDeleteConfirmation();
 installPrint();
+installNotesDialog();
 void hydrateIslands().then(() => document.documentElement.setAttribute('data-ready', 'true'));

@@ -7,6 +7,7 @@ import { addFlash } from '../../auth/flash.server.ts';
 import { endSession, startSession } from '../../auth/sessions.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, safeNext, type RouteDef } from '../../routing.server.ts';
+import { formValues } from '../../zod-form.server.ts';
 import { LoginPage } from './login.page.tsx';
 
 const loginForm = z.object({
@@ -24,7 +25,7 @@ export const loginRoutes: RouteDef[] = [
   }),
 
   route('POST', '/login', 'public', async (ctx, deps) => {
-    const form = loginForm.parse(ctx.request.body ?? {});
+    const form = loginForm.parse(formValues(ctx.request.body, ['email', 'password', 'next'] as const));
     const next = safeNext(form.next);
     const wait = await deps.loginLimiter.retryAfter(form.email, ctx.ip);
     if (wait > 0) {

@@ -1,0 +1,74 @@
+import type { Projection } from '../projection.ts';
+import { auditLine, type AuditedEvent, type Subject } from './audit-summary.ts';
+
+export const auditedTypes = [
+  'CompetitorAdded',
+  'CompetitorUpdated',
+  'CompetitorNoteUpdated',
+  'CompetitorDeleted',
+  'CompetitorNameClaimed',
+  'CompetitorNameReleased',
+  'SegmentAdded',
+  'UserAdded',
+  'UserRoleChanged',
+  'UserDisabled',
+  'UserEnabled',
+  'ProjectionRebuilt',
+  'DemoDataSeeded',
+] as const;
+
+const subjectId = (e: AuditedEvent): string | undefined =>
+  'competitorId' in e.data ? e.data.competitorId : 'userId' in e.data ? e.data.userId : undefined;
+
+/** Every event as one line of the audit log, with who, when, and a readable summary. */
+export const auditLogProjection: Projection<'audit_log' | 'audit_log_subjects'> = {
+  name: 'audit-log',
+  version: 1,
+  tables: ['audit_log', 'audit_log_subjects'],
+  handles: auditedTypes,
+
+  async apply(db, events, tables) {
+    const audited = events as AuditedEvent[];
+    const ids = [...new Set(audited.map(subjectId).filter((id): id is string => !!id))];
+    const { rows } = await db.query<{ id: string; name: string; fields: Subject['fields'] }>(
+      `SELECT id, name, fields FROM ${tables.audit_log_subjects} WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+    const subjects = new Map<string, Subject>(rows.map((r) => [r.id, { name: r.name, fields: r.fields }]));
+    const changed = new Map<string, Subject>();
+    const lines = audited.map((event) => {
+      const line = auditLine(event, (id) => subjects.get(id));
+      if (line.subject) {
+        const { id, ...subject } = line.subject;
+        subjects.set(id, subject);
+        changed.set(id, subject);
+      }
+      return {
+        position: event.position,
+        at: event.metadata.at,
+        actor_id: event.metadata.actor.id,
+        actor_name: event.metadata.actor.name,
+        type: event.type,
+        stream: event.stream,
+        competitor_id: line.competitorId,
+        competitor_name: line.competitorName,
+        summary: line.summary,
+      };
+    });
+    await db.query(
+      `INSERT INTO ${tables.audit_log} (position, at, actor_id, actor_name, type, stream, competitor_id, competitor_name, summary)
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(position bigint, at timestamptz, actor_id text, actor_name text,
+         type text, stream text, competitor_id uuid, competitor_name text, summary text)
+       ON CONFLICT (position) DO NOTHING`,
+      [JSON.stringify(lines)],
+    );
+    if (changed.size > 0) {
+      await db.query(
+        `INSERT INTO ${tables.audit_log_subjects} (id, name, fields)
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, name text, fields jsonb)
+         ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, fields = EXCLUDED.fields`,
+        [JSON.stringify([...changed].map(([id, s]) => ({ id, name: s.name, fields: s.fields })))],
+      );
+    }
+  },
+};

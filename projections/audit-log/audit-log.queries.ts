@@ -1,0 +1,81 @@
+import type { Queryable } from '#infra/db/database.ts';
+import { containsPattern } from '../competitor-list/competitor-list.queries.ts';
+
+export const auditSortColumns = ['time', 'actor', 'type', 'competitor'] as const;
+export type AuditSortColumn = (typeof auditSortColumns)[number];
+
+const orderBy: Record<AuditSortColumn, { asc: string; desc: string }> = {
+  time: { asc: 'at ASC, position ASC', desc: 'at DESC, position DESC' },
+  actor: { asc: 'lower(actor_name) ASC, position ASC', desc: 'lower(actor_name) DESC, position DESC' },
+  type: { asc: 'type ASC, position ASC', desc: 'type DESC, position DESC' },
+  competitor: {
+    asc: 'lower(competitor_name) ASC NULLS LAST, position ASC',
+    desc: 'lower(competitor_name) DESC NULLS LAST, position DESC',
+  },
+};
+
+export interface AuditRow {
+  position: number;
+  at: Date;
+  actorName: string;
+  type: string;
+  competitorId: string | null;
+  competitorName: string | null;
+  summary: string;
+}
+
+const EXACT_LIMIT = 10_000;
+
+/** The audit log as a page of the shared data table; newest first unless sorted otherwise. */
+export async function listAudit(
+  db: Queryable,
+  query: {
+    search: string;
+    sort?: { column: AuditSortColumn; direction: 'asc' | 'desc' };
+    page: number;
+    perPage: number;
+  },
+): Promise<{ rows: AuditRow[]; count: { value: number; exact: boolean }; page: number; lastPage: number }> {
+  const where = query.search ? 'WHERE search_text LIKE $1' : '';
+  const params = query.search ? [containsPattern(query.search)] : [];
+  const { rows: counted } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM audit_log ${where} LIMIT ${EXACT_LIMIT + 1}) t`,
+    params,
+  );
+  const bounded = counted[0]?.n ?? 0;
+  const exact = bounded <= EXACT_LIMIT;
+  let total = bounded;
+  if (!exact) {
+    const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(
+      `EXPLAIN (FORMAT JSON) SELECT 1 FROM audit_log ${where}`,
+      params,
+    );
+    total = Math.max(rows[0]?.['QUERY PLAN'][0].Plan['Plan Rows'] ?? 0, EXACT_LIMIT + 1);
+  }
+  const lastPage = Math.max(1, Math.ceil(total / query.perPage));
+  const page = exact ? Math.min(query.page, lastPage) : query.page;
+  const sort = query.sort ?? { column: 'time', direction: 'desc' };
+  const { rows } = await db.query<AuditRow>(
+    `SELECT position, at, actor_name AS "actorName", type, competitor_id AS "competitorId",
+            competitor_name AS "competitorName", summary
+     FROM audit_log ${where} ORDER BY ${orderBy[sort.column][sort.direction]}
+     LIMIT ${query.perPage} OFFSET ${(page - 1) * query.perPage}`,
+    params,
+  );
+  return {
+    rows,
+    count: { value: total, exact },
+    page,
+    lastPage: exact ? lastPage : Math.max(lastPage, page + (rows.length === query.perPage ? 1 : 0)),
+  };
+}
+
+/** The last name a competitor had, even after it was deleted. */
+export async function lastKnownName(db: Queryable, competitorId: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT competitor_name AS name FROM audit_log WHERE competitor_id = $1 AND competitor_name IS NOT NULL
+     ORDER BY position DESC LIMIT 1`,
+    [competitorId],
+  );
+  return rows[0]?.name;
+}

@@ -1,0 +1,139 @@
+import type { CompetitorEvent, CompetitorNameEvent } from '#events/competitor/events.ts';
+import type { Recorded } from '#events/envelope.ts';
+import type { SegmentEvent } from '#events/segment/events.ts';
+import type { UserEvent } from '#events/user/events.ts';
+import type { z } from 'zod';
+import type { DemoDataSeeded, ProjectionRebuilt } from '#events/operations/events.ts';
+
+export type AuditedEvent = Recorded<
+  | CompetitorEvent
+  | CompetitorNameEvent
+  | SegmentEvent
+  | UserEvent
+  | { type: 'ProjectionRebuilt'; data: z.infer<typeof ProjectionRebuilt.schema> }
+  | { type: 'DemoDataSeeded'; data: z.infer<typeof DemoDataSeeded.schema> }
+>;
+
+/** What the audit projection remembers of a competitor or user between events. */
+export interface Subject {
+  name: string;
+  fields: Record<string, string | null>;
+}
+
+export interface AuditLine {
+  competitorId: string | null;
+  competitorName: string | null;
+  summary: string;
+  /** The subject as it is after this event (undefined: unchanged). */
+  subject?: { id: string } & Subject;
+}
+
+const fieldLabels: Record<string, string> = {
+  name: 'name',
+  website: 'website',
+  segmentId: 'segment',
+  threat: 'threat',
+  headquarters: 'headquarters',
+};
+
+const show = (v: string | null | undefined) => (v ? `“${v}”` : 'nothing');
+
+/** Pure: the one-line summary of an event, given what was known of its subject before it. */
+export function auditLine(event: AuditedEvent, known: (id: string) => Subject | undefined): AuditLine {
+  switch (event.type) {
+    case 'CompetitorAdded': {
+      const { competitorId, name, website, segmentId, threat, headquarters } = event.data;
+      const fields = { name, website, segmentId, threat, headquarters };
+      return {
+        competitorId,
+        competitorName: name,
+        summary: `Added ${name} (${segmentId}, ${threat} threat)`,
+        subject: { id: competitorId, name, fields },
+      };
+    }
+    case 'CompetitorUpdated': {
+      const { competitorId, name, website, segmentId, threat, headquarters } = event.data;
+      const fields: Record<string, string | null> = { name, website, segmentId, threat, headquarters };
+      const before = known(competitorId);
+      const changes = Object.keys(fieldLabels)
+        .filter((k) => before && before.fields[k] !== fields[k])
+        .map((k) => `${fieldLabels[k]} from ${show(before?.fields[k])} to ${show(fields[k])}`);
+      return {
+        competitorId,
+        competitorName: name,
+        summary: changes.length ? `Changed ${changes.join(', ')}` : `Updated ${name}`,
+        subject: { id: competitorId, name, fields },
+      };
+    }
+    case 'CompetitorNoteUpdated': {
+      const { competitorId, column, noteVersion, value } = event.data;
+      const name = known(competitorId)?.name ?? null;
+      const preview = value.length > 60 ? `${value.slice(0, 60)}…` : value;
+      return {
+        competitorId,
+        competitorName: name,
+        summary: `Edited the ${column} note (version ${noteVersion}): ${preview}`,
+      };
+    }
+    case 'CompetitorDeleted':
+      return {
+        competitorId: event.data.competitorId,
+        competitorName: event.data.name,
+        summary: `Deleted ${event.data.name}`,
+      };
+    case 'CompetitorNameClaimed':
+      return {
+        competitorId: event.data.competitorId,
+        competitorName: event.data.name,
+        summary: `Reserved the name ${show(event.data.name)}`,
+      };
+    case 'CompetitorNameReleased':
+      return {
+        competitorId: event.data.competitorId,
+        competitorName: event.data.name,
+        summary: `Released the name ${show(event.data.name)}`,
+      };
+    case 'SegmentAdded':
+      return {
+        competitorId: null,
+        competitorName: null,
+        summary: `Added the segment ${show(event.data.name)}`,
+      };
+    case 'UserAdded':
+      return {
+        competitorId: null,
+        competitorName: null,
+        summary: `Added user ${event.data.displayName} <${event.data.email}> as ${event.data.role}`,
+        subject: {
+          id: event.data.userId,
+          name: `${event.data.displayName} <${event.data.email}>`,
+          fields: {},
+        },
+      };
+    case 'UserRoleChanged':
+      return {
+        competitorId: null,
+        competitorName: null,
+        summary: `Changed the role of ${known(event.data.userId)?.name ?? 'a user'} from ${event.data.previousRole} to ${event.data.role}`,
+      };
+    case 'UserDisabled':
+    case 'UserEnabled':
+      return {
+        competitorId: null,
+        competitorName: null,
+        summary: `${event.type === 'UserDisabled' ? 'Disabled' : 'Enabled'} ${known(event.data.userId)?.name ?? 'a user'}`,
+      };
+    case 'ProjectionRebuilt':
+      return {
+        competitorId: null,
+        competitorName: null,
+        summary: `${event.data.dryRun ? 'Dry-run rebuild of' : 'Rebuilt'} the ${event.data.projection} projection from ${event.data.events} events (${event.data.differences} differing rows)`,
+      };
+    case 'DemoDataSeeded':
+      return {
+        competitorId: null,
+        competitorName: null,
+        summary: `Seeded ${event.data.competitors} demo competitors`,
+      };
+  }
+}

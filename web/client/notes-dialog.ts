@@ -1,0 +1,111 @@
+import { callComponent, type ComponentAnswer } from './component-call.ts';
+import { notify } from './notices.ts';
+import { refreshRegions } from './refresh-regions.ts';
+import { sweetAlert } from './sweetalert.ts';
+
+interface NoteTarget {
+  competitorId: string;
+  column: string;
+  version: number;
+  value: string;
+  canEdit: boolean;
+}
+
+const labels: Record<string, string> = {
+  strengths: 'strengths',
+  weaknesses: 'weaknesses',
+  pricing: 'pricing',
+  general: 'general',
+};
+
+/** Seed §5: empty (or whitespace-only) is not a note. */
+export const validateNote = (value: string | undefined): string | null =>
+  !value || !value.trim() ? 'Value is required!' : null;
+
+/**
+ * The competitor notes dialog (seed §5, §7.2): a textarea prompt titled "Notes", labelled
+ * "Enter competitor notes", with a cancel button, prefilled with the existing note. Saving sends the
+ * `update-note` event {competitorId, column, value}; a rejection is shown inside the dialog, which stays
+ * open with the text. If someone else saved the note meanwhile, the user sees who, when and their text,
+ * and chooses to overwrite or cancel.
+ */
+export async function openNotesDialog(target: NoteTarget): Promise<void> {
+  const swal = await sweetAlert();
+  if (!target.canEdit) {
+    await swal.fire({ titleText: 'Notes', text: target.value, confirmButtonText: 'Close' });
+    return;
+  }
+  let expected = target.version;
+  let value = target.value;
+  for (;;) {
+    let answer: ComponentAnswer | undefined;
+    const result = await swal.fire({
+      titleText: 'Notes',
+      input: 'textarea',
+      inputLabel: 'Enter competitor notes',
+      inputValue: value,
+      inputAttributes: { maxlength: '10000', 'aria-label': 'Enter competitor notes' },
+      showCancelButton: true,
+      confirmButtonText: 'Save',
+      cancelButtonText: 'Cancel',
+      showLoaderOnConfirm: true,
+      inputValidator: (v: string) => validateNote(v),
+      preConfirm: async (v: string) => {
+        value = v;
+        answer = await callComponent('competitor-notes', {
+          event: 'update-note',
+          payload: { competitorId: target.competitorId, column: target.column, value: v },
+          expect: { version: expected },
+        });
+        if (answer.status === 'rejected' && answer.code !== 'conflict') {
+          swal.showValidationMessage(answer.message);
+          return false;
+        }
+        return true;
+      },
+      allowOutsideClick: () => !document.querySelector('.swal2-loading'),
+    });
+    if (!result.isConfirmed || !answer) return;
+    if (answer.status === 'rejected') {
+      // Conflict: someone saved this note after the dialog opened.
+      const details = answer.details ?? {};
+      const choice = await swal.fire({
+        titleText: 'This note was changed meanwhile',
+        text: `${answer.message}\n\nTheir text:\n${String(details.currentValue ?? '')}\n\nOverwrite it with yours, or cancel and keep theirs?`,
+        icon: 'warning',
+        showCancelButton: true,
+        confirmButtonText: 'Overwrite with mine',
+        cancelButtonText: 'Cancel',
+      });
+      if (!choice.isConfirmed) {
+        await refreshRegions();
+        return;
+      }
+      expected = Number(details.currentVersion ?? expected);
+      continue;
+    }
+    notify(
+      answer.status === 'pending'
+        ? answer.message
+        : `Saved the ${labels[target.column] ?? target.column} note.`,
+    );
+    await refreshRegions();
+    return;
+  }
+}
+
+export function installNotesDialog(): void {
+  document.addEventListener('click', (event) => {
+    const button = (event.target as Element).closest<HTMLButtonElement>('button[data-note]');
+    if (!button || button.disabled) return;
+    event.preventDefault();
+    const { competitorId = '', column = '', version = '0', value = '', canEdit } = button.dataset;
+    void openNotesDialog({
+      competitorId,
+      column,
+      version: Number(version),
+      value,
+      canEdit: canEdit === 'true',
+    });
+  });
+}

@@ -1,0 +1,73 @@
+import { ForbiddenError, NotFoundError, ValidationError } from '#infra/errors.ts';
+import { can } from '../auth/permissions.ts';
+import { runCommand } from '../commands.server.ts';
+import type { SessionUser } from '../pages/page-context.ts';
+import { route, type RouteDef } from '../routing.server.ts';
+import { fieldErrors } from '../zod-form.server.ts';
+import { componentRegistry, componentRequestSchema } from './registry.server.ts';
+
+const statusOf = { validation: 400, forbidden: 403, not_found: 404, conflict: 409, failed: 503 } as const;
+
+/**
+ * POST /components/<component> {event|method, payload, expect?}: validated, authorized and turned into
+ * a command; answers accepted (with the event position) or rejected (with a message a person can read).
+ */
+export const componentRoutes: RouteDef[] = [
+  route('POST', '/components/:component', 'authenticated', async (ctx, deps) => {
+    if (ctx.get('X-Requested-With') !== 'XMLHttpRequest') {
+      throw new ValidationError('Component calls must be sent with X-Requested-With: XMLHttpRequest.');
+    }
+    const definition = Object.hasOwn(componentRegistry, ctx.params.component ?? '')
+      ? componentRegistry[ctx.params.component ?? '']
+      : undefined;
+    if (!definition)
+      throw new NotFoundError(`There is no component named ${JSON.stringify(ctx.params.component)}.`);
+    const request = componentRequestSchema.safeParse(ctx.request.body);
+    if (!request.success)
+      throw new ValidationError(request.error.issues[0]?.message ?? 'The request is not a component call.');
+    const { event, method, payload, expect } = request.data;
+    const calls = event !== undefined ? definition.events : definition.methods;
+    const name = event ?? method ?? '';
+    const call = Object.hasOwn(calls, name) ? calls[name] : undefined;
+    if (!call)
+      throw new NotFoundError(
+        `${ctx.params.component} has no ${event !== undefined ? 'event' : 'method'} named ${JSON.stringify(name)}.`,
+      );
+    if (!can((ctx.state.user as SessionUser).role, call.action)) throw new ForbiddenError();
+
+    const parsed = call.schema.safeParse(payload);
+    if (!parsed.success) {
+      const fields = fieldErrors(parsed.error);
+      ctx.status = 400;
+      ctx.body = {
+        status: 'rejected',
+        code: 'validation',
+        message: Object.values(fields)[0] ?? 'Invalid input.',
+        fields,
+      };
+      return;
+    }
+    const { outcome, visible } = await runCommand(
+      ctx,
+      deps,
+      call.command(parsed.data, { expect }),
+      call.projections,
+    );
+    if (!outcome) {
+      ctx.status = 202;
+      ctx.body = { status: 'pending', message: 'Your change was sent and will be saved shortly.' };
+      return;
+    }
+    if (outcome.status === 'rejected') {
+      ctx.status = statusOf[outcome.code];
+      ctx.body = outcome;
+      return;
+    }
+    ctx.body = {
+      status: 'accepted',
+      position: outcome.positions.length ? Math.max(...outcome.positions) : null,
+      transactionId: outcome.transactionId,
+      visible,
+    };
+  }),
+];

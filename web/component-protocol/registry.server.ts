@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import type { Command } from '#events/command.ts';
+import { noteColumns, noteValue } from '#events/competitor/fields.ts';
+import type { Action } from '../auth/permissions.ts';
+
+/** What the client may send besides the payload: the version its view was based on. */
+export interface CallContext {
+  expect?: { version: number };
+}
+
+export interface ComponentCall<S extends z.ZodType = z.ZodType> {
+  /** Who may call it (the permission table). */
+  action: Action;
+  /** The payload, exactly; unknown keys are rejected. */
+  schema: S;
+  /** The command the call becomes. */
+  command(payload: z.infer<S>, context: CallContext): Command;
+  /** Read models that must show the change before the call answers (read-your-writes). */
+  projections: readonly string[];
+}
+
+export interface ComponentDefinition {
+  events: Record<string, ComponentCall>;
+  methods: Record<string, ComponentCall>;
+}
+
+const call = <S extends z.ZodType>(definition: ComponentCall<S>): ComponentCall =>
+  definition as unknown as ComponentCall;
+
+/**
+ * The server-driven components and everything they may send. Anything not listed here is rejected.
+ * Seed §7.2: `update-note` carries exactly {competitorId, column, value}.
+ */
+export const componentRegistry: Record<string, ComponentDefinition> = {
+  'competitor-notes': {
+    events: {
+      'update-note': call({
+        action: 'notes.edit',
+        schema: z
+          .object({
+            competitorId: z.uuid('Unknown competitor.'),
+            column: z.enum(noteColumns, {
+              error: 'Column must be one of strengths, weaknesses, pricing, general.',
+            }),
+            value: noteValue,
+          })
+          .strict(),
+        command: (payload, context) => ({
+          type: 'UpdateCompetitorNote',
+          payload: { ...payload, expectedNoteVersion: context.expect?.version },
+        }),
+        projections: ['competitor-list', 'note-history'],
+      }),
+    },
+    methods: {},
+  },
+};
+
+/** The protocol envelope: an event or a method call, its payload, and what the client's view expected. */
+export const componentRequestSchema = z
+  .object({
+    event: z.string().max(64).optional(),
+    method: z.string().max(64).optional(),
+    payload: z.unknown(),
+    expect: z.object({ version: z.number().int().nonnegative() }).strict().optional(),
+  })
+  .strict()
+  .refine(
+    (r) => (r.event === undefined) !== (r.method === undefined),
+    'Send either an event or a method, not both.',
+  );

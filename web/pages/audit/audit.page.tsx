@@ -1,0 +1,75 @@
+import type { AuditRow } from '#projections/audit-log/audit-log.queries.ts';
+import { DataTable, type Column, type ResultCount } from '../../components/data-table/data-table.tsx';
+import type { TableState } from '../../components/data-table/table-state.ts';
+import { formatTime } from '../competitors/competitor-table.tsx';
+import { Layout } from '../layout.tsx';
+import type { PageContext } from '../page-context.ts';
+
+export interface AuditProps {
+  page: PageContext;
+  state: TableState;
+  rows: AuditRow[];
+  count: ResultCount;
+  lastPage: number;
+}
+
+const columns: Column<AuditRow>[] = [
+  {
+    key: 'time',
+    label: 'Time',
+    sort: 'time',
+    cell: (r) => <time dateTime={r.at.toISOString()}>{formatTime(r.at.toISOString())}</time>,
+  },
+  { key: 'actor', label: 'Actor', sort: 'actor', cell: (r) => r.actorName },
+  { key: 'type', label: 'Event', sort: 'type', cell: (r) => <code>{r.type}</code> },
+  {
+    key: 'competitor',
+    label: 'Competitor',
+    sort: 'competitor',
+    cell: (r) =>
+      r.competitorId && r.competitorName ? (
+        <a href={`/competitors/${r.competitorId}/history`}>{r.competitorName}</a>
+      ) : (
+        '—'
+      ),
+  },
+  { key: 'summary', label: 'What changed', cell: (r) => r.summary },
+];
+
+function AuditTable(props: AuditProps) {
+  return (
+    <DataTable
+      id="audit-table"
+      path="/audit"
+      noun="events"
+      state={props.state}
+      columns={columns}
+      rows={props.rows}
+      count={props.count}
+      lastPage={props.lastPage}
+      rowKey={(r) => String(r.position)}
+    />
+  );
+}
+
+export function AuditPage(props: AuditProps) {
+  return (
+    <Layout page={props.page} title="Audit log">
+      <h1>Audit log</h1>
+      <p className="field__hint">
+        Every change ever made, newest first. Search by actor, event type, competitor or text.
+      </p>
+      <AuditTable {...props} />
+    </Layout>
+  );
+}
+
+export function AuditFragment(props: AuditProps) {
+  return (
+    <html lang="en">
+      <body>
+        <AuditTable {...props} />
+      </body>
+    </html>
+  );
+}

@@ -1,0 +1,109 @@
+import { noteColumns } from '#events/competitor/fields.ts';
+import type { CompetitorRow } from '#projections/competitor-list/competitor-row.ts';
+import type { NoteVersion } from '#projections/note-history/note-history.queries.ts';
+import { wordDiff } from '../../components/word-diff.ts';
+import { Battlecard } from '../competitors/battlecard.page.tsx';
+import { formatTime, noteLabels } from '../competitors/competitor-table.tsx';
+import { Layout } from '../layout.tsx';
+import type { PageContext } from '../page-context.ts';
+
+export interface HistoryProps {
+  page: PageContext;
+  competitorId: string;
+  name: string;
+  deleted: boolean;
+  column: string;
+  versions: NoteVersion[];
+  asOf?: { at: Date; input: string; card: CompetitorRow | undefined };
+}
+
+function Diff({ before, after }: { before: string; after: string }) {
+  return (
+    <p className="diff note-card__text">
+      {wordDiff(before, after).map((part, i) =>
+        part.kind === 'added' ? (
+          <ins key={i}>{part.text}</ins>
+        ) : part.kind === 'removed' ? (
+          <del key={i}>{part.text}</del>
+        ) : (
+          <span key={i}>{part.text}</span>
+        ),
+      )}
+    </p>
+  );
+}
+
+export function HistoryPage({ page, competitorId, name, deleted, column, versions, asOf }: HistoryProps) {
+  return (
+    <Layout page={page} title={`History of ${name}`}>
+      <div className="page-header">
+        <h1>History of {name}</h1>
+        {!deleted && (
+          <a className="button" href={`/competitors/${competitorId}`}>
+            Back to the battlecard
+          </a>
+        )}
+      </div>
+      {deleted && (
+        <p className="historical-banner">This competitor was deleted. Its history stays reviewable.</p>
+      )}
+      <form method="get" className="table-toolbar" action={`/competitors/${competitorId}/history`}>
+        <label>
+          Note{' '}
+          <select name="column" defaultValue={column}>
+            <option value="">All notes</option>
+            {noteColumns.map((c) => (
+              <option key={c} value={c}>
+                {noteLabels[c]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          As of (UTC) <input type="datetime-local" name="asOf" step="1" defaultValue={asOf?.input ?? ''} />
+        </label>
+        <button type="submit" className="button">
+          Show
+        </button>
+      </form>
+
+      {asOf && (
+        <section aria-labelledby="as-of-heading" className="as-of">
+          <p className="historical-banner" role="note" id="as-of-heading">
+            Historical view: the battlecard as it was at {formatTime(asOf.at.toISOString())}. This is not the
+            current state.
+          </p>
+          {asOf.card ? (
+            <Battlecard competitor={asOf.card} canEditNotes={false} />
+          ) : (
+            <p>{name} did not exist at that moment.</p>
+          )}
+        </section>
+      )}
+
+      <h2>Note changes</h2>
+      {versions.length === 0 ? (
+        <p className="field__hint">No note changes{column ? ` to ${column}` : ''} yet.</p>
+      ) : (
+        <ol className="history-list">
+          {versions.map((v) => (
+            <li
+              key={`${v.column}-${v.noteVersion}`}
+              className="note-card"
+              data-history-entry={`${v.column}:${v.noteVersion}`}
+            >
+              <h3>
+                {noteLabels[v.column as keyof typeof noteLabels] ?? v.column} · version {v.noteVersion}
+              </h3>
+              <p className="note-card__meta">
+                {v.actorName},{' '}
+                <time dateTime={v.changedAt.toISOString()}>{formatTime(v.changedAt.toISOString())}</time>
+              </p>
+              <Diff before={v.previousValue} after={v.value} />
+            </li>
+          ))}
+        </ol>
+      )}
+    </Layout>
+  );
+}
