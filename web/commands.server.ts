@@ -27,9 +27,8 @@ export async function runCommand(
   const { outcome } = await deps.gateway.dispatch(
     command,
     { id: user.id, name: user.name },
-    {
-      correlationId: ctx.get('X-Request-Id') || undefined,
-    },
+    // The request id, as the request-context middleware accepted (or generated) it.
+    { correlationId: requestContext.getStore()?.reqId },
   );
   if (outcome?.status !== 'accepted') return { outcome, visible: false };
   if (outcome.positions.length === 0) return { outcome, visible: true };
