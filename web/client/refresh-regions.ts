@@ -17,9 +17,8 @@ export async function refreshRegions(): Promise<void> {
           if (fresh) card.replaceWith(document.importNode(fresh, true));
         })
     : undefined;
+  const pending = [...tables, refreshCard].filter((p): p is Promise<void> => p !== undefined);
   await Promise.all(
-    [...tables, refreshCard].map((p) =>
-      p?.catch((error: unknown) => console.error('Error refreshing:', error)),
-    ),
+    pending.map((p) => p.catch((error: unknown) => console.error('Error refreshing:', error))),
   );
 }
