@@ -71,7 +71,7 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
       const details = answer.details ?? {};
       const choice = await swal.fire({
         titleText: 'This note was changed meanwhile',
-        text: `${answer.message}\n\nTheir text:\n${String(details.currentValue ?? '')}\n\nOverwrite it with yours, or cancel and keep theirs?`,
+        text: `${answer.message}\n\nTheir text:\n${typeof details.currentValue === 'string' ? details.currentValue : ''}\n\nOverwrite it with yours, or cancel and keep theirs?`,
         icon: 'warning',
         showCancelButton: true,
         confirmButtonText: 'Overwrite with mine',
