@@ -18,11 +18,12 @@ const silent = createLogger('silent');
 /** A fresh, migrated database for one test file: PGlite in memory, or a new database on the real server. */
 export async function createTestDatabase(
   kind: BackendKind,
-  options: { poolSize?: number } = {},
+  options: { poolSize?: number; migrate?: boolean } = {},
 ): Promise<TestDatabase> {
+  const shouldMigrate = options.migrate ?? true;
   if (kind === 'embedded') {
     const db = await openEmbeddedDatabase('memory://');
-    await migrate(db.pool);
+    if (shouldMigrate) await migrate(db.pool);
     return { ...db, url: undefined, drop: () => db.close() };
   }
   if (!testDatabaseUrl) throw new Error('TEST_DATABASE_URL is not set');
@@ -34,7 +35,7 @@ export async function createTestDatabase(
   const url = new URL(testDatabaseUrl);
   url.pathname = `/${name}`;
   const db = await openPostgresDatabase(url.toString(), silent, options);
-  await migrate(db.pool);
+  if (shouldMigrate) await migrate(db.pool);
   return {
     ...db,
     url: url.toString(),

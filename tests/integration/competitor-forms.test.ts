@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseBackends } from '#tests/support/environment.ts';
+import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
+import type { TestClient } from '#tests/support/test-client.ts';
+
+const valid = {
+  name: 'Globex Analytics',
+  website: 'https://globex.example',
+  segmentId: 'enterprise',
+  threat: 'high',
+  headquarters: 'Springfield',
+};
+
+const errorOf = (html: string, field: string) =>
+  new RegExp(`id="field-${field}-error">([^<]*)<`).exec(html)?.[1];
+const valueOf = (html: string, field: string) =>
+  new RegExp(`name="${field}"[^>]*value="([^"]*)"`).exec(html)?.[1];
+
+describe.each(databaseBackends)('competitor forms on %s', (backend) => {
+  let app: TestApp;
+  let editor: TestClient;
+
+  beforeAll(async () => {
+    app = await startTestApp(backend, { demoData: false });
+    editor = await app.client('editor');
+    await editor.get('/competitors/new');
+  });
+  afterAll(async () => app.close());
+
+  it('adds a competitor and answers only once the list shows it (read-your-writes)', async () => {
+    const response = await editor.postForm('/competitors/new', valid);
+    expect(response.status).toBe(302);
+    const location = response.headers.get('location') ?? '';
+    expect(location).toMatch(/^\/competitors\/[0-9a-f-]{36}$/);
+    // No waiting here: the very next read already has it.
+    const card = await editor.get(location);
+    expect(card.status).toBe(200);
+    const html = await card.text();
+    expect(html).toContain('<h1>Globex Analytics</h1>');
+    expect(html).toContain('Globex Analytics was added.');
+    const list = await (await editor.get('/competitors?search=globex&sort=&page=1&perPage=15')).text();
+    expect(list).toContain('Globex Analytics');
+  });
+
+  it('re-renders invalid input with a message per field and keeps what was typed', async () => {
+    await editor.get('/competitors/new');
+    const typed = {
+      name: ' ',
+      website: 'javascript:alert(1)',
+      segmentId: '',
+      threat: 'extreme',
+      headquarters: 'x'.repeat(121),
+    };
+    const response = await editor.postForm('/competitors/new', typed);
+    expect(response.status).toBe(400);
+    const html = await response.text();
+    expect(errorOf(html, 'name')).toBe('Name is required.');
+    expect(errorOf(html, 'website')).toBe('Website must be an http:// or https:// address.');
+    expect(errorOf(html, 'segmentId')).toBe('Choose a segment.');
+    expect(errorOf(html, 'threat')).toBe('Choose a threat level: low, medium or high.');
+    expect(errorOf(html, 'headquarters')).toBe('Headquarters must be at most 120 characters.');
+    expect(valueOf(html, 'website')).toBe('javascript:alert(1)');
+    expect(html).toContain('aria-invalid="true"');
+  });
+
+  it('rejects a duplicate name, whatever its case, with a clear message and nothing saved', async () => {
+    const before = (await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]
+      ?.n;
+    await editor.get('/competitors/new');
+    const response = await editor.postForm('/competitors/new', { ...valid, name: 'GLOBEX analytics' });
+    expect(response.status).toBe(409);
+    const html = await response.text();
+    expect(errorOf(html, 'name')).toBe('A competitor named “GLOBEX analytics” already exists.');
+    expect(valueOf(html, 'name')).toBe('GLOBEX analytics');
+    const after = (await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]
+      ?.n;
+    expect(after).toBe(before);
+  });
+
+  it('edits with the version the form was opened with, and refuses a stale form', async () => {
+    const { rows } = await app.db.pool.query<{ id: string; version: number }>(
+      `SELECT id, version FROM competitor_list WHERE name = 'Globex Analytics'`,
+    );
+    const { id, version } = rows[0] ?? { id: '', version: 0 };
+    const form = await (await editor.get(`/competitors/${id}/edit`)).text();
+    expect(valueOf(form, 'expectedVersion')).toBe(String(version));
+    const saved = await editor.postForm(`/competitors/${id}/edit`, {
+      ...valid,
+      threat: 'low',
+      expectedVersion: String(version),
+    });
+    expect(saved.status).toBe(302);
+    expect(await (await editor.get(`/competitors/${id}`)).text()).toContain('badge--threat-low');
+    await editor.get(`/competitors/${id}/edit`);
+    const stale = await editor.postForm(`/competitors/${id}/edit`, {
+      ...valid,
+      threat: 'medium',
+      expectedVersion: String(version),
+    });
+    expect(stale.status).toBe(409);
+    expect(await stale.text()).toContain('Someone else changed this competitor after you opened the form.');
+  });
+
+  it('a viewer can read but not add, edit or delete', async () => {
+    const viewer = await app.client('viewer');
+    expect((await viewer.get('/competitors/new')).status).toBe(403);
+    const page = await (await viewer.get('/competitors')).text();
+    expect(page).not.toContain('Add competitor');
+    expect(page).not.toContain('/delete');
+  });
+
+  // Last: it stops the projections of this app.
+  it('says the change is saved when the list does not show it within the bounded wait', async () => {
+    await app.runtime.runner?.stop();
+    await editor.get('/competitors/new');
+    const started = Date.now();
+    const response = await editor.postForm('/competitors/new', { ...valid, name: 'Slowpoke Systems' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_900);
+    expect(response.status).toBe(302);
+    expect(response.headers.get('location')).toBe('/competitors');
+    const html = await (await editor.get('/competitors')).text();
+    expect(html).toContain('Slowpoke Systems was added. It is saved; the list will show it in a moment.');
+    const { rows } = await app.db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM events WHERE type = 'CompetitorAdded' AND data->>'name' = 'Slowpoke Systems'`,
+    );
+    expect(rows[0]?.n).toBe(1);
+  });
+});
