@@ -27,6 +27,10 @@ export const appRoutes: readonly RouteDef[] = [
   ...competitorFormRoutes,
   ...competitorListRoutes,
   ...userRoutes,
+  ...historyRoutes,
+  ...auditRoutes,
+  ...overviewRoutes,
+  ...componentRoutes,
 ];
 
 const MAX_JSON_DEPTH = 8;

@@ -10,12 +10,16 @@ const LOADING_DELAY_MS = 150;
  * 'Error updating table:' and leaves the table as it was.
  */
 export class DataTableController {
+  /** The newest state asked for: the next change builds on it, so quick successive changes combine. */
   private state: TableState;
+  /** The state the region on screen shows; a failed refresh falls back to it. */
+  private shown: TableState;
   private inFlight: AbortController | undefined;
   private readonly path: string;
 
   constructor(private readonly root: HTMLElement) {
     this.state = JSON.parse(root.dataset.state ?? '{}') as TableState;
+    this.shown = this.state;
     this.path = root.dataset.path ?? location.pathname;
     root.addEventListener('click', (event) => this.onClick(event));
     root.addEventListener('submit', (event) => this.onSubmit(event));
@@ -83,6 +87,7 @@ export class DataTableController {
       // The server may have clamped the page (or dropped an unknown sort): adopt what it rendered.
       const rendered = JSON.parse(fresh.dataset.state ?? 'null') as TableState | null;
       if (rendered) this.state = rendered;
+      this.shown = this.state;
       const finalUrl = `${this.path}?${toQueryString(this.state)}`;
       if (options.push !== false) history.pushState({ table: this.state }, '', finalUrl);
       else history.replaceState({ table: this.state }, '', finalUrl);
@@ -90,6 +95,9 @@ export class DataTableController {
       this.root.dispatchEvent(new CustomEvent(tableEvents.updated, { detail: this.state }));
     } catch (error) {
       if (controller.signal.aborted) return;
+      // The table stays as it was, and so does the state the next sort or page change builds on
+      // (otherwise choosing "name" after a failed "name ascending" would jump to descending).
+      this.state = this.shown;
       console.error('Error updating table:', error);
     } finally {
       clearTimeout(spinner);

@@ -36,7 +36,7 @@ const columns: Column<AuditRow>[] = [
   { key: 'summary', label: 'What changed', cell: (r) => r.summary },
 ];
 
-function AuditTable(props: AuditProps) {
+export function AuditTable(props: AuditProps) {
   return (
     <DataTable
       id="audit-table"
@@ -61,15 +61,5 @@ export function AuditPage(props: AuditProps) {
       </p>
       <AuditTable {...props} />
     </Layout>
-  );
-}
-
-export function AuditFragment(props: AuditProps) {
-  return (
-    <html lang="en">
-      <body>
-        <AuditTable {...props} />
-      </body>
-    </html>
   );
 }

@@ -1,5 +1,6 @@
 import type { ListResult } from '#projections/competitor-list/competitor-list.queries.ts';
 import { DataTable } from '../../components/data-table/data-table.tsx';
+import { TableFragment } from '../../table-route.server.tsx';
 import type { TableState } from '../../components/data-table/table-state.ts';
 import { can } from '../../auth/permissions.ts';
 import { Layout } from '../layout.tsx';
@@ -50,13 +51,11 @@ export function CompetitorListPage(props: CompetitorListProps) {
   );
 }
 
-/** The XHR answer: still an HTML page containing the region, without the page chrome. */
+/** The XHR answer for this table (also what the benchmarks render). */
 export function CompetitorListFragment(props: CompetitorListProps) {
   return (
-    <html lang="en">
-      <body>
-        <CompetitorTable {...props} />
-      </body>
-    </html>
+    <TableFragment>
+      <CompetitorTable {...props} />
+    </TableFragment>
   );
 }

@@ -1,29 +1,27 @@
 import {
   competitorSortColumns,
   listCompetitors,
-  type CompetitorSortColumn,
 } from '#projections/competitor-list/competitor-list.queries.ts';
-import { parseTableState, sortOf } from '../../components/data-table/table-state.ts';
-import { isXhr, pageContext, renderHtml } from '../../render.server.tsx';
+import { renderTableRoute } from '../../table-route.server.tsx';
+import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import { BattlecardPage } from './battlecard.page.tsx';
 import { loadCompetitor } from './competitor-form.routes.server.tsx';
-import { CompetitorListFragment, CompetitorListPage } from './competitor-list.page.tsx';
+import { CompetitorListPage, CompetitorTable } from './competitor-list.page.tsx';
 
 export const competitorListRoutes: RouteDef[] = [
-  route('GET', '/competitors', 'competitors.view', async (ctx, deps) => {
-    const parsed = parseTableState(ctx.query, competitorSortColumns);
-    const sort = sortOf(parsed);
-    const result = await listCompetitors(deps.db.pool, {
-      search: parsed.search,
-      sort: sort ? { column: sort.column as CompetitorSortColumn, direction: sort.direction } : undefined,
-      page: parsed.page,
-      perPage: parsed.perPage,
-    });
-    const state = { ...parsed, page: result.page };
-    const props = { page: pageContext(ctx), state, result };
-    renderHtml(ctx, isXhr(ctx) ? <CompetitorListFragment {...props} /> : <CompetitorListPage {...props} />);
-  }),
+  route('GET', '/competitors', 'competitors.view', (ctx, deps) =>
+    renderTableRoute(ctx, {
+      sortColumns: competitorSortColumns,
+      query: (query) => listCompetitors(deps.db.pool, query),
+      page: ({ page, state, ...result }) => (
+        <CompetitorListPage page={page} state={state} result={{ ...result, page: state.page }} />
+      ),
+      table: ({ page, state, ...result }) => (
+        <CompetitorTable page={page} state={state} result={{ ...result, page: state.page }} />
+      ),
+    }),
+  ),
 
   route('GET', '/competitors/:id', 'competitors.view', async (ctx, deps) => {
     const competitor = await loadCompetitor(deps, ctx.params.id);

@@ -62,7 +62,7 @@ function userColumns(page: PageContext): Column<UserRow>[] {
   ];
 }
 
-function UsersTable({ page, state, rows, total, lastPage }: UsersProps) {
+export function UsersTable({ page, state, rows, total, lastPage }: UsersProps) {
   return (
     <DataTable
       id="users-table"
@@ -89,16 +89,6 @@ export function UsersPage(props: UsersProps) {
       </div>
       <UsersTable {...props} />
     </Layout>
-  );
-}
-
-export function UsersFragment(props: UsersProps) {
-  return (
-    <html lang="en">
-      <body>
-        <UsersTable {...props} />
-      </body>
-    </html>
   );
 }
 

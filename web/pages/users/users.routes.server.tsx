@@ -2,20 +2,15 @@ import { z } from 'zod';
 import { email, displayName, role } from '#events/user/fields.ts';
 import { NotFoundError, ValidationError } from '#infra/errors.ts';
 import { PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
-import {
-  findUser,
-  listUsers,
-  userSortColumns,
-  type UserSortColumn,
-} from '#projections/user-list/user-list.queries.ts';
+import { findUser, listUsers, userSortColumns } from '#projections/user-list/user-list.queries.ts';
 import { createAccount } from '#services/user/accounts.ts';
 import { addFlash } from '../../auth/flash.server.ts';
-import { parseTableState, sortOf } from '../../components/data-table/table-state.ts';
+import { renderTableRoute } from '../../table-route.server.tsx';
 import { runCommand } from '../../commands.server.ts';
-import { isXhr, pageContext, renderHtml } from '../../render.server.tsx';
+import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import { fieldErrors, formValues } from '../../zod-form.server.ts';
-import { NewUserPage, UsersFragment, UsersPage } from './users.page.tsx';
+import { NewUserPage, UsersPage, UsersTable } from './users.page.tsx';
 
 const newUserForm = z.object({
   email,
@@ -34,18 +29,14 @@ const userId = (ctx: { params: Record<string, string | undefined> }) => {
 };
 
 export const userRoutes: RouteDef[] = [
-  route('GET', '/users', 'users.view', async (ctx, deps) => {
-    const parsed = parseTableState(ctx.query, userSortColumns);
-    const sort = sortOf(parsed);
-    const result = await listUsers(deps.db.pool, {
-      search: parsed.search,
-      sort: sort ? { column: sort.column as UserSortColumn, direction: sort.direction } : undefined,
-      page: parsed.page,
-      perPage: parsed.perPage,
-    });
-    const props = { ...result, page: pageContext(ctx), state: { ...parsed, page: result.page } };
-    renderHtml(ctx, isXhr(ctx) ? <UsersFragment {...props} /> : <UsersPage {...props} />);
-  }),
+  route('GET', '/users', 'users.view', (ctx, deps) =>
+    renderTableRoute(ctx, {
+      sortColumns: userSortColumns,
+      query: (query) => listUsers(deps.db.pool, query),
+      page: (props) => <UsersPage {...props} />,
+      table: (props) => <UsersTable {...props} />,
+    }),
+  ),
 
   route('GET', '/users/new', 'users.manage', (ctx) => {
     renderHtml(
