@@ -4,7 +4,6 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '#infra/config.ts';
 import { StartupError } from '#infra/errors.ts';
 import { createLogger } from '#infra/logger.ts';
-import { createMetrics } from '#infra/metrics.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
 import { bootstrapAdmin } from '#services/user/bootstrap-admin.ts';
 import { createApp } from './app.server.ts';
@@ -66,7 +65,7 @@ async function main(): Promise<void> {
         sessions: { db: runtime.db.pool, secret: sessionSecret, https, cookies: cookieNames(https) },
         loginLimiter: createLoginLimiter(runtime.redis, config.REDIS_PREFIX),
       },
-      createMetrics(),
+      runtime.metrics,
     );
     server = createServer(app.callback());
     server.keepAliveTimeout = 5_000;

@@ -11,6 +11,7 @@ import type { Database } from '#infra/db/database.ts';
 import { migrate } from '#infra/db/migrate.ts';
 import { openDatabase } from '#infra/db/open-database.ts';
 import type { Logger } from '#infra/logger.ts';
+import { createMetrics, type Metrics } from '#infra/metrics.ts';
 import { createRedisClient, type Redis } from '#infra/redis.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
@@ -33,6 +34,7 @@ export interface Runtime {
   runner: ProjectionRunner | undefined;
   watcher: ProjectionWatcher;
   redis: Redis | undefined;
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       closers.push(async () => clearInterval(timer));
     }
 
+    const metrics = createMetrics();
     const work = options.work ?? config.ROLE !== 'web';
     let runner: ProjectionRunner | undefined;
     let worker: Worker | undefined;
@@ -110,7 +113,15 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       await runner.start();
       const startedRunner = runner;
       closers.push(() => startedRunner.stop());
-      worker = startCommandWorker({ bus, results, handle, log, consumer: instanceId });
+      worker = startCommandWorker({
+        bus,
+        results,
+        handle,
+        log,
+        consumer: instanceId,
+        onHandled: (delivery, outcome) =>
+          metrics.commands.inc({ type: delivery.envelope.command.type, status: outcome.status }),
+      });
       const startedWorker = worker;
       closers.push(() => startedWorker.stop());
     }
@@ -127,6 +138,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       runner,
       watcher,
       redis,
+      metrics,
       close,
     };
   } catch (error) {

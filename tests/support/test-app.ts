@@ -2,7 +2,6 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '#infra/config.ts';
-import { createMetrics } from '#infra/metrics.ts';
 import { systemActor } from '#events/envelope.ts';
 import type { Role } from '#events/user/fields.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
@@ -71,7 +70,7 @@ export async function startTestApp(
       sessions: { db: db.pool, secret, https: false, cookies: cookieNames(false) },
       loginLimiter: createLoginLimiter(undefined, 'test:'),
     },
-    createMetrics(),
+    runtime.metrics,
   );
   const server: Server = createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -27,7 +27,7 @@ export const validateNote = (value: string | undefined): string | null =>
  * "Enter competitor notes", with a cancel button, prefilled with the existing note. Saving sends the
  * `update-note` event {competitorId, column, value}; a rejection is shown inside the dialog, which stays
  * open with the text. If someone else saved the note meanwhile, the user sees who, when and their text,
- * and chooses to overwrite or cancel.
+ * and chooses to overwrite (saved at once) or cancel (theirs stays).
  */
 export async function openNotesDialog(target: NoteTarget): Promise<void> {
   const swal = await sweetAlert();
@@ -37,7 +37,16 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
   }
   let expected = target.version;
   let value = target.value;
-  for (;;) {
+  const loading = () => !!document.querySelector('.swal2-loading');
+  const send = (text: string) =>
+    callComponent('competitor-notes', {
+      event: 'update-note',
+      payload: { competitorId: target.competitorId, column: target.column, value: text },
+      expect: { version: expected },
+    });
+
+  /** The editor, optionally opened with a rejection to show; the answer of its save, or undefined if cancelled. */
+  const edit = async (rejection?: string): Promise<ComponentAnswer | undefined> => {
     let answer: ComponentAnswer | undefined;
     const result = await swal.fire({
       titleText: 'Notes',
@@ -50,48 +59,56 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
       cancelButtonText: 'Cancel',
       showLoaderOnConfirm: true,
       inputValidator: (v: string) => validateNote(v),
+      didOpen: rejection ? () => swal.showValidationMessage(rejection) : undefined,
       preConfirm: async (v: string) => {
         value = v;
-        answer = await callComponent('competitor-notes', {
-          event: 'update-note',
-          payload: { competitorId: target.competitorId, column: target.column, value: v },
-          expect: { version: expected },
-        });
+        answer = await send(v);
         if (answer.status === 'rejected' && answer.code !== 'conflict') {
           swal.showValidationMessage(answer.message);
           return false;
         }
         return true;
       },
-      allowOutsideClick: () => !document.querySelector('.swal2-loading'),
+      allowOutsideClick: () => !loading(),
     });
-    if (!result.isConfirmed || !answer) return;
-    if (answer.status === 'rejected') {
-      // Conflict: someone saved this note after the dialog opened.
-      const details = answer.details ?? {};
-      const choice = await swal.fire({
-        titleText: 'This note was changed meanwhile',
-        text: `${answer.message}\n\nTheir text:\n${typeof details.currentValue === 'string' ? details.currentValue : ''}\n\nOverwrite it with yours, or cancel and keep theirs?`,
-        icon: 'warning',
-        showCancelButton: true,
-        confirmButtonText: 'Overwrite with mine',
-        cancelButtonText: 'Cancel',
-      });
-      if (!choice.isConfirmed) {
-        await refreshRegions();
-        return;
-      }
-      expected = Number(details.currentVersion ?? expected);
-      continue;
+    return result.isConfirmed ? answer : undefined;
+  };
+
+  let answer = await edit();
+  while (answer?.status === 'rejected') {
+    // Conflict: someone saved this note after the dialog opened. Overwrite saves mine over theirs at once.
+    const details = answer.details ?? {};
+    let overwrite: ComponentAnswer | undefined;
+    const choice = await swal.fire({
+      titleText: 'This note was changed meanwhile',
+      text: `${answer.message}\n\nTheir text:\n${String(details.currentValue ?? '')}\n\nOverwrite it with yours, or cancel and keep theirs?`,
+      icon: 'warning',
+      showCancelButton: true,
+      confirmButtonText: 'Overwrite with mine',
+      cancelButtonText: 'Cancel',
+      showLoaderOnConfirm: true,
+      preConfirm: async () => {
+        expected = Number(details.currentVersion ?? expected);
+        overwrite = await send(value);
+        return true;
+      },
+      allowOutsideClick: () => !loading(),
+    });
+    if (!choice.isConfirmed || !overwrite) {
+      await refreshRegions();
+      return;
     }
-    notify(
-      answer.status === 'pending'
-        ? answer.message
-        : `Saved the ${labels[target.column] ?? target.column} note.`,
-    );
-    await refreshRegions();
-    return;
+    answer = overwrite;
+    // Any other rejection (deleted meanwhile, too long…) reopens the editor with my text and the message.
+    if (answer.status === 'rejected' && answer.code !== 'conflict') answer = await edit(answer.message);
   }
+  if (!answer) return;
+  notify(
+    answer.status === 'pending'
+      ? answer.message
+      : `Saved the ${labels[target.column] ?? target.column} note.`,
+  );
+  await refreshRegions();
 }
 
 export function installNotesDialog(): void {

@@ -21,15 +21,22 @@ const single = (value: QueryValue): string => (Array.isArray(value) ? (value.at(
 
 /**
  * Reads the four parameters leniently: invalid values never produce an error page. An unknown sort
- * column is ignored; a bad page becomes 1 (too-large pages are clamped once the count is known); a
- * perPage outside the offered sizes becomes 15.
+ * column is ignored; a bad page becomes 1 (too-large pages, even ones beyond the safe integers, are
+ * clamped once the count is known); a perPage outside the offered sizes becomes 15.
  */
 export function parseTableState(query: Record<string, QueryValue>, sortable: readonly string[]): TableState {
   const search = single(query.search).trim().slice(0, SEARCH_MAX_LENGTH);
   const sortMatch = /^([a-z_]+):(asc|desc)$/.exec(single(query.sort));
   const sort = sortMatch && sortable.includes(sortMatch[1] ?? '') ? single(query.sort) : '';
-  const pageNumber = Number(single(query.page));
-  const page = Number.isSafeInteger(pageNumber) && pageNumber >= 1 ? pageNumber : 1;
+  const rawPage = single(query.page).trim();
+  const pageNumber = Number(rawPage);
+  // A whole number too big to hold exactly is still a too-large page (clamped to the last one), not a bad one.
+  const page =
+    Number.isSafeInteger(pageNumber) && pageNumber >= 1
+      ? pageNumber
+      : /^\+?\d+$/.test(rawPage) && pageNumber > Number.MAX_SAFE_INTEGER
+        ? Number.MAX_SAFE_INTEGER
+        : 1;
   const perPageNumber = Number(single(query.perPage));
   const perPage = (perPageOptions as readonly number[]).includes(perPageNumber)
     ? perPageNumber
