@@ -11,6 +11,8 @@ import { loadAssets } from './assets/assets.server.ts';
 import { cookieNames } from './auth/cookies.server.ts';
 import { createLoginLimiter } from './auth/login-limiter.server.ts';
 import { startRuntime } from './runtime.server.ts';
+import { startChangeFeed } from './realtime/change-feed.server.ts';
+import { createRealtime, type Realtime } from './realtime/realtime.server.ts';
 import { loadSessionSecret } from './session-secret.server.ts';
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -24,6 +26,7 @@ async function main(): Promise<void> {
     claimIdleMs: config.BUS_CLAIM_IDLE_MS,
   });
   let server: Server | undefined;
+  let realtime: Realtime | undefined;
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -36,6 +39,7 @@ async function main(): Promise<void> {
     }, SHUTDOWN_DEADLINE_MS);
     deadline.unref();
     // Stop accepting, let in-flight requests finish, then close idle keep-alive sockets and pools.
+    await realtime?.close();
     await new Promise<void>((resolve) => {
       if (!server) return resolve();
       server.close(() => resolve());
@@ -57,17 +61,19 @@ async function main(): Promise<void> {
     const sessionSecret = await loadSessionSecret(config);
     const assets = await loadAssets(assetsDir);
     const https = config.TRUST_PROXY;
+    const appSessions = { db: runtime.db.pool, secret: sessionSecret, https, cookies: cookieNames(https) };
     const app = createApp(
       {
         ...runtime,
         assets,
         sessionSecret,
-        sessions: { db: runtime.db.pool, secret: sessionSecret, https, cookies: cookieNames(https) },
+        sessions: appSessions,
         loginLimiter: createLoginLimiter(runtime.redis, config.REDIS_PREFIX),
       },
       runtime.metrics,
     );
     server = createServer(app.callback());
+    realtime = createRealtime({ server, redis: runtime.redis, sessions: appSessions, log });
     server.keepAliveTimeout = 5_000;
     server.requestTimeout = 30_000;
     server.headersTimeout = 10_000;
@@ -89,8 +95,11 @@ async function main(): Promise<void> {
     }
     process.stdout.write('\n');
   } else {
+    // A worker has no HTTP server, but it projects: it broadcasts through the Redis adapter.
+    if (runtime.redis) realtime = createRealtime({ redis: runtime.redis, log });
     log.info({ role: config.ROLE }, 'worker started');
   }
+  if (runtime.runner && realtime) startChangeFeed(runtime.runner, realtime);
 }
 
 main().catch((error: unknown) => {

@@ -23,42 +23,51 @@ const TOUCH_MS = 60 * 1000;
 const newToken = () => randomBytes(32).toString('base64url');
 
 /**
+ * The signed-in user for a session token, or undefined (unknown, expired, idle too long, or the user
+ * was disabled — such a session is deleted). Shared by HTTP requests and realtime connections.
+ */
+export async function userForToken(options: SessionOptions, token: string): Promise<SessionUser | undefined> {
+  const { db, secret } = options;
+  const id = hmac(secret, `session:${token}`);
+  const { rows } = await db.query<SessionUser & { disabled: boolean; lastSeen: Date; createdAt: Date }>(
+    `SELECT u.id, u.email, u.display_name AS name, u.role, u.disabled, s.last_seen_at AS "lastSeen", s.created_at AS "createdAt"
+     FROM sessions s JOIN user_list u ON u.id = s.user_id
+     WHERE s.id = $1 AND s.expires_at > now()`,
+    [id],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const now = Date.now();
+  const expired =
+    row.disabled ||
+    now - row.lastSeen.getTime() > (options.idleMs ?? IDLE_MS) ||
+    now - row.createdAt.getTime() > (options.absoluteMs ?? ABSOLUTE_MS);
+  if (expired) {
+    await db.query('DELETE FROM sessions WHERE id = $1', [id]);
+    return undefined;
+  }
+  if (now - row.lastSeen.getTime() > TOUCH_MS)
+    await db.query('UPDATE sessions SET last_seen_at = now() WHERE id = $1', [id]);
+  return { id: row.id, email: row.email, name: row.name, role: row.role };
+}
+
+/**
  * Server-side sessions. The cookie holds a random token; the table holds only its HMAC, so neither a
  * database leak nor a guessed id yields a live session. Every request re-reads the user's role and
  * disabled flag, so a role change or a disabled account takes effect at once.
  */
 export function sessionMiddleware(options: SessionOptions): Middleware {
-  const { db, secret, https, cookies } = options;
-  const idleMs = options.idleMs ?? IDLE_MS;
-  const absoluteMs = options.absoluteMs ?? ABSOLUTE_MS;
-  const idOf = (token: string) => hmac(secret, `session:${token}`);
-
+  const { https, cookies } = options;
   return async (ctx, next) => {
     const token = ctx.cookies.get(cookies.session);
     ctx.state.user = undefined;
     if (token) {
-      const { rows } = await db.query<SessionUser & { disabled: boolean; lastSeen: Date; createdAt: Date }>(
-        `SELECT u.id, u.email, u.display_name AS name, u.role, u.disabled, s.last_seen_at AS "lastSeen", s.created_at AS "createdAt"
-         FROM sessions s JOIN user_list u ON u.id = s.user_id
-         WHERE s.id = $1 AND s.expires_at > now()`,
-        [idOf(token)],
-      );
-      const row = rows[0];
-      const now = Date.now();
-      const expired =
-        !row ||
-        row.disabled ||
-        now - row.lastSeen.getTime() > idleMs ||
-        now - row.createdAt.getTime() > absoluteMs;
-      if (expired) {
-        if (row) await db.query('DELETE FROM sessions WHERE id = $1', [idOf(token)]);
-        setCookie(ctx, cookies.session, null, { https });
-      } else {
-        ctx.state.user = { id: row.id, email: row.email, name: row.name, role: row.role };
+      const user = await userForToken(options, token);
+      if (user) {
+        ctx.state.user = user;
         ctx.state.sessionToken = token;
-        if (now - row.lastSeen.getTime() > TOUCH_MS) {
-          await db.query('UPDATE sessions SET last_seen_at = now() WHERE id = $1', [idOf(token)]);
-        }
+      } else {
+        setCookie(ctx, cookies.session, null, { https });
       }
     }
     await next();

@@ -5,6 +5,7 @@ import { installDataTables } from './data-table.ts';
 import { islands } from './islands.ts';
 import { installNotesDialog } from './notes-dialog.ts';
 import { installPrint } from './print.ts';
+import { connectRealtime } from './realtime.ts';
 
 /** Hydrates every server-rendered island with the props it was rendered with. */
 async function hydrateIslands(): Promise<void> {
@@ -25,4 +26,5 @@ installDataTables();
 installDeleteConfirmation();
 installPrint();
 installNotesDialog();
+void connectRealtime();
 void hydrateIslands().then(() => document.documentElement.setAttribute('data-ready', 'true'));

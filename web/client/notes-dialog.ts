@@ -22,6 +22,12 @@ const labels: Record<string, string> = {
 export const validateNote = (value: string | undefined): string | null =>
   !value || !value.trim() ? 'Value is required!' : null;
 
+/** SweetAlert2 collapses white space in `text`; a note keeps its line breaks (CSSOM: allowed by the CSP). */
+const keepLineBreaks = (popup: HTMLElement): void => {
+  const container = popup.querySelector<HTMLElement>('.swal2-html-container');
+  if (container) container.style.whiteSpace = 'pre-wrap';
+};
+
 /**
  * The competitor notes dialog (seed §5, §7.2): a textarea prompt titled "Notes", labelled
  * "Enter competitor notes", with a cancel button, prefilled with the existing note. Saving sends the
@@ -32,7 +38,12 @@ export const validateNote = (value: string | undefined): string | null =>
 export async function openNotesDialog(target: NoteTarget): Promise<void> {
   const swal = await sweetAlert();
   if (!target.canEdit) {
-    await swal.fire({ titleText: 'Notes', text: target.value, confirmButtonText: 'Close' });
+    await swal.fire({
+      titleText: 'Notes',
+      text: target.value,
+      confirmButtonText: 'Close',
+      didOpen: keepLineBreaks,
+    });
     return;
   }
   let expected = target.version;
@@ -78,11 +89,13 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
   while (answer?.status === 'rejected') {
     // Conflict: someone saved this note after the dialog opened. Overwrite saves mine over theirs at once.
     const details = answer.details ?? {};
+    const theirs = typeof details.currentValue === 'string' ? details.currentValue : '';
     let overwrite: ComponentAnswer | undefined;
     const choice = await swal.fire({
       titleText: 'This note was changed meanwhile',
-      text: `${answer.message}\n\nTheir text:\n${String(details.currentValue ?? '')}\n\nOverwrite it with yours, or cancel and keep theirs?`,
+      text: `${answer.message}\n\nTheir text:\n${theirs}\n\nOverwrite it with yours, or cancel and keep theirs?`,
       icon: 'warning',
+      didOpen: keepLineBreaks,
       showCancelButton: true,
       confirmButtonText: 'Overwrite with mine',
       cancelButtonText: 'Cancel',

@@ -27,6 +27,7 @@ export function Layout({ page, title, children }: { page: PageContext; title: st
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${title} · Rivals`}</title>
         <meta name="csrf-token" content={page.csrfToken} />
+        {user && <meta name="user-id" content={user.id} />}
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href={page.assets.css} />
         <script type="module" src={page.assets.js} nonce={page.nonce} />

@@ -92,7 +92,8 @@ export function TableToolbar(props: TableToolbarProps) {
           onChange={(e) => {
             const value = Number(e.target.value);
             setPerPage(value);
-            send({ perPage: value, page: 1 });
+            // `send` cancels a search still waiting out its debounce: carry the typed text along.
+            send({ search, perPage: value, page: 1 });
           }}
         >
           {props.perPageOptions.map((n) => (

@@ -1,0 +1,91 @@
+import { expect, test } from './support/fixtures.ts';
+import { signIn } from './support/sign-in.ts';
+
+test.describe('live updates', () => {
+  // Two sessions, sign-ins (scrypt) and a user to create: generous on a busy two-core machine.
+  test.setTimeout(90_000);
+
+  test('a note edit in another session updates an open table and battlecard without a reload', async ({
+    browser,
+    server,
+  }) => {
+    const alice = await browser.newContext();
+    const bob = await browser.newContext();
+    try {
+      const a = await alice.newPage();
+      const b = await bob.newPage();
+      await signIn(a, server.url);
+      await signIn(b, server.url);
+      await b.goto(`${server.url}/competitors`);
+      await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
+      await b.evaluate(() => ((window as unknown as { __marker: number }).__marker = 42));
+      // Bob is typing in the search box: his focus and text must survive the live refresh.
+      const search = b.getByRole('searchbox');
+      await search.click();
+
+      const text = `Live price ${Date.now()}`;
+      await a.goto(`${server.url}/competitors`);
+      await a.getByRole('button', { name: 'Pricing note for Northwind Analytics' }).click();
+      const dialog = a.getByRole('dialog');
+      await dialog.getByRole('textbox').fill(text);
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await expect(dialog).toBeHidden();
+
+      const bobsIndicator = b.getByRole('button', { name: 'Pricing note for Northwind Analytics' });
+      await expect(bobsIndicator).toHaveAttribute('data-value', text);
+      expect(await b.evaluate(() => (window as unknown as { __marker?: number }).__marker)).toBe(42);
+      await expect(search).toBeFocused();
+
+      // The battlecard, too.
+      await bobsIndicator.evaluate(() => undefined);
+      const id = await b.locator('tr', { hasText: 'Northwind Analytics' }).getAttribute('data-row-id');
+      await b.goto(`${server.url}/competitors/${id}`);
+      await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
+      const second = `${text} (revised)`;
+      await a.goto(`${server.url}/competitors/${id}`);
+      await a.getByRole('button', { name: 'Edit pricing note' }).click();
+      await a.getByRole('dialog').getByRole('textbox').fill(second);
+      await a.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+      await expect(b.locator('[data-note-card="pricing"] [data-note-text]')).toHaveText(second);
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
+  });
+
+  test("a colleague's change shows a notice saying who changed what", async ({ browser, server }) => {
+    const admin = await browser.newContext();
+    const colleague = await browser.newContext();
+    try {
+      const a = await admin.newPage();
+      await signIn(a, server.url);
+      const email = `grace-${Date.now()}@rivals.test`;
+      await a.goto(`${server.url}/users/new`);
+      await a.getByLabel('Email').fill(email);
+      await a.getByLabel('Name').fill('Grace Hopper');
+      await a.getByLabel('Role').selectOption('editor');
+      await a.getByLabel('Password').fill('grace-password-123');
+      await a.getByRole('button', { name: 'Add user' }).click();
+      await expect(a.getByText('Grace Hopper can now sign in as editor.')).toBeVisible();
+
+      const g = await colleague.newPage();
+      await signIn(g, server.url, email, 'grace-password-123');
+      await a.goto(`${server.url}/competitors`);
+      await expect(a.locator('html')).toHaveAttribute('data-live', 'connected');
+
+      await g.getByRole('button', { name: /^General note( \(empty\))? for Brightlane$/ }).click();
+      await g.getByRole('dialog').getByRole('textbox').fill('Brightlane just cut prices by 20%.');
+      await g.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+
+      await expect(a.locator('[data-notices]')).toContainText(
+        'Grace Hopper: Edited the general note (version 1): Brightlane just cut prices by 20%.',
+      );
+      await expect(
+        a.getByRole('button', { name: /^General note( \(empty\))? for Brightlane$/ }),
+      ).toHaveAttribute('data-value', 'Brightlane just cut prices by 20%.');
+    } finally {
+      await admin.close();
+      await colleague.close();
+    }
+  });
+});

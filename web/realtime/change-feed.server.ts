@@ -1,0 +1,46 @@
+import type { RecordedEvent } from '#events/envelope.ts';
+import { auditLine, type AuditedEvent } from '#projections/audit-log/audit-summary.ts';
+import type { ProjectionRunner } from '#projections/runner.ts';
+import type { ChangeMessage } from './change-message.ts';
+import { COMPETITORS_ROOM, type Realtime } from './realtime.server.ts';
+
+const SHOWN = 20;
+const competitorTypes = new Set([
+  'CompetitorAdded',
+  'CompetitorUpdated',
+  'CompetitorNoteUpdated',
+  'CompetitorDeleted',
+]);
+
+export function changeMessage(events: readonly RecordedEvent[]): ChangeMessage | undefined {
+  const relevant = events.filter((e) => competitorTypes.has(e.type));
+  if (relevant.length === 0) return undefined;
+  const changes = relevant.slice(-SHOWN).map((event) => {
+    const line = auditLine(event as AuditedEvent, () => undefined);
+    return {
+      type: event.type,
+      competitorId: line.competitorId,
+      competitorName: line.competitorName,
+      actorId: event.metadata.actor.id,
+      actorName: event.metadata.actor.name,
+      summary: line.summary,
+    };
+  });
+  return {
+    position: Math.max(...relevant.map((e) => e.position)),
+    changes,
+    more: relevant.length - changes.length,
+  };
+}
+
+/**
+ * The reactor: after a competitor-list batch commits (so the change is visible), tell every browser in
+ * the room. Projections never broadcast and replays never call reactors, so a rebuild stays silent.
+ */
+export function startChangeFeed(runner: ProjectionRunner, realtime: Realtime): () => void {
+  return runner.onCommitted((projection, events) => {
+    if (projection !== 'competitor-list') return;
+    const message = changeMessage(events);
+    if (message) realtime.io.to(COMPETITORS_ROOM).emit('change', message);
+  });
+}

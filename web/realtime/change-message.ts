@@ -1,0 +1,15 @@
+/** What a browser hears after a change to the competitor list is projected (shared by server and client). */
+export interface ChangeMessage {
+  /** The newest position in this batch: clients keep the highest they have seen. */
+  position: number;
+  changes: {
+    type: string;
+    competitorId: string | null;
+    competitorName: string | null;
+    actorId: string;
+    actorName: string;
+    summary: string;
+  }[];
+  /** Changes in the batch beyond those listed. */
+  more: number;
+}
