@@ -50,16 +50,23 @@ export const noteHistoryProjection: Projection<'note_history'> = {
   async apply(db, events, tables) {
     const notes = events.filter((e) => e.type === 'CompetitorNoteUpdated') as NoteUpdated[];
     if (notes.length === 0) return;
-    const keys = [...new Map(notes.map((e) => [`${e.data.competitorId}:${e.data.column}`, e.data])).values()];
-    const { rows } = await db.query<{ key: string; value: string }>(
-      `SELECT DISTINCT ON (h.competitor_id, h.column_name) h.competitor_id || ':' || h.column_name AS key, h.value
-       FROM ${tables.note_history} h
-       JOIN unnest($1::uuid[], $2::text[]) AS k(competitor_id, column_name)
-         ON h.competitor_id = k.competitor_id AND h.column_name = k.column_name
-       ORDER BY h.competitor_id, h.column_name, h.note_version DESC`,
-      [keys.map((k) => k.competitorId), keys.map((k) => k.column)],
+    // Only a note's first change in this batch may need the text before it, and version 1 has none.
+    const firsts = new Map<string, NoteUpdated['data']>();
+    for (const e of notes) {
+      const key = `${e.data.competitorId}:${e.data.column}`;
+      if (!firsts.has(key)) firsts.set(key, e.data);
+    }
+    const lookups = [...firsts.values()].filter((d) => d.noteVersion > 1);
+    // One index probe per note (LATERAL … LIMIT 1), whatever the planner thinks of the table's size.
+    const { rows } = await db.query<{ key: string; value: string | null }>(
+      `SELECT k.competitor_id || ':' || k.column_name AS key,
+              (SELECT h.value FROM ${tables.note_history} h
+               WHERE h.competitor_id = k.competitor_id AND h.column_name = k.column_name
+               ORDER BY h.note_version DESC LIMIT 1) AS value
+       FROM unnest($1::uuid[], $2::text[]) AS k(competitor_id, column_name)`,
+      [lookups.map((k) => k.competitorId), lookups.map((k) => k.column)],
     );
-    const history = noteHistoryRows(notes, new Map(rows.map((r) => [r.key, r.value])));
+    const history = noteHistoryRows(notes, new Map(rows.map((r) => [r.key, r.value ?? ''])));
     await db.query(
       `INSERT INTO ${tables.note_history}
          (competitor_id, column_name, note_version, value, previous_value, actor_id, actor_name, changed_at, position)
