@@ -166,5 +166,6 @@ function missing(state: CompetitorState) {
 
 function staleNoteMessage(note: NoteState): string {
   const who = note.by?.name ?? 'Someone';
-  return `${who} changed this note after you opened it${note.at ? ` (at ${note.at})` : ''}.`;
+  const when = note.at ? ` at ${note.at.slice(0, 16).replace('T', ' ')} UTC` : '';
+  return `${who} changed this note${when}, after you opened it.`;
 }

@@ -1,7 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.ts';
 import { signIn } from './support/sign-in.ts';
-import { TEST_ADMIN_EMAIL, TEST_ADMIN_PASSWORD } from './support/server.ts';
 
 /**
  * Browser-side security: a strict, per-response nonce CSP that the app itself never violates (pages,

@@ -12,9 +12,16 @@ describe('word diff', () => {
   it('marks changed words only', () => {
     expect(wordDiff('price is $40 per seat', 'price is $45 per seat')).toEqual([
       { kind: 'same', text: 'price is ' },
-      { kind: 'removed', text: '$40 ' },
-      { kind: 'added', text: '$45 ' },
-      { kind: 'same', text: 'per seat' },
+      { kind: 'removed', text: '$40' },
+      { kind: 'added', text: '$45' },
+      { kind: 'same', text: ' per seat' },
+    ]);
+  });
+
+  it('adding a word at the end marks only that word, not the one before it', () => {
+    expect(wordDiff('cheap plans', 'cheap plans today')).toEqual([
+      { kind: 'same', text: 'cheap plans' },
+      { kind: 'added', text: ' today' },
     ]);
   });
 

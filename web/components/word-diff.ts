@@ -1,7 +1,7 @@
 export type DiffPart = { kind: 'same' | 'added' | 'removed'; text: string };
 
-/** Words and the spaces after them, so joining the parts gives back the text exactly. */
-const tokens = (text: string): string[] => text.match(/\S+\s*|\s+/g) ?? [];
+/** Words and runs of white space, so joining the parts gives back the text exactly. */
+const tokens = (text: string): string[] => text.match(/\S+|\s+/g) ?? [];
 
 /** Past this many token pairs the table would be too big; the diff falls back to "all replaced". */
 const MAX_CELLS = 4_000_000;

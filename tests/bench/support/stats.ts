@@ -34,7 +34,9 @@ export function medianSpread(values: readonly number[]): { median: number; min: 
 }
 
 export const fmt = (n: number, digits = 1): string =>
-  Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 }) : String(n);
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 })
+    : String(n);
 
 /** One line per figure, so a run's output can be pasted into the README as is. */
 export function report(name: string, fields: Record<string, string | number>): void {
