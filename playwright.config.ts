@@ -10,7 +10,8 @@ export default defineConfig({
   workers: 2,
   retries: 0,
   forbidOnly: !!process.env.CI,
-  timeout: 30_000,
+  // Sign-ins hash with scrypt and each worker runs its own server: room for a busy two-core machine.
+  timeout: 60_000,
   expect: { timeout: 10_000 },
   reporter: [['list'], ['./tests/support/playwright-count-reporter.ts']],
   use: {
