@@ -64,14 +64,19 @@ export class ProjectionRunner {
    */
   async catchUp(projection: Projection, timeoutMs = 60_000): Promise<number> {
     let total = 0;
-    const deadline = Date.now() + timeoutMs;
+    let deadline = Date.now() + timeoutMs;
     for (;;) {
       const result = await this.batch(projection);
-      if (result.kind === 'applied') total += result.events.length;
-      else if (result.kind === 'idle') return total;
-      else if (Date.now() > deadline)
-        throw new Error(`${projection.name} could not catch up within ${timeoutMs} ms`);
-      else await new Promise((resolve) => setTimeout(resolve, 5));
+      if (result.kind === 'applied') {
+        total += result.events.length;
+        // The limit is on waiting without progress, not on the whole catch-up.
+        deadline = Date.now() + timeoutMs;
+      } else if (result.kind === 'idle') return total;
+      else if (Date.now() > deadline) {
+        throw new Error(
+          `${projection.name} made no progress for ${timeoutMs} ms (another process holds it, or a transaction stays open)`,
+        );
+      } else await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
 
