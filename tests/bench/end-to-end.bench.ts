@@ -301,13 +301,15 @@ try {
     round_p99_min: insertP99.min,
     round_p99_max: insertP99.max,
   });
+  // Judged per round (both p99s from the same minutes), then the median over rounds; pooled for reference.
   const times = medianSpread(roundP99.command.map((c, i) => c / (roundP99.insert[i] ?? Number.NaN)));
   report('end-to-end.latency.ratio.p99-command-vs-insert', {
-    times: command.p99 / insert.p99,
+    times: times.median,
     round_min: times.min,
     round_max: times.max,
+    pooled_times: command.p99 / insert.p99,
     target_max: 5,
-    met: command.p99 / insert.p99 <= 5 ? 'yes' : 'no',
+    met: times.median <= 5 ? 'yes' : 'no',
   });
   reportMachine('end-to-end');
 } finally {
