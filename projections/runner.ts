@@ -1,5 +1,5 @@
 import { compareCheckpoints, startOfLog, type Checkpoint, type RecordedEvent } from '#events/envelope.ts';
-import type { EventStore } from '#events/store/event-store.ts';
+import { EVENTS_CHANNEL, type EventStore } from '#events/store/event-store.ts';
 import { withTransaction, type Database, type Queryable } from '#infra/db/database.ts';
 import type { Logger } from '#infra/logger.ts';
 import { liveTables, type Projection } from './projection.ts';
@@ -21,7 +21,6 @@ export interface RunnerOptions {
 type BatchResult =
   { kind: 'applied'; events: RecordedEvent[] } | { kind: 'idle' } | { kind: 'unsettled' } | { kind: 'busy' };
 
-export const EVENTS_CHANNEL = 'rivals_events';
 export const PROJECTED_CHANNEL = 'rivals_projected';
 
 /**
@@ -91,6 +90,7 @@ export class ProjectionRunner {
     const { log } = this.options;
     const pollMs = this.options.pollMs ?? 2_000;
     let delayMs = 0;
+    let backoffMs = 0;
     this.dirty.add(projection.name);
     while (this.running) {
       if (!this.dirty.has(projection.name) || delayMs > 0) {
@@ -108,9 +108,11 @@ export class ProjectionRunner {
       if (!this.running) break;
       try {
         const result = await this.batch(projection);
+        // Events exist that a still-running transaction may precede: look again soon, backing off
+        // (5 ms doubling to 200 ms) so a long transaction elsewhere does not make us spin.
+        backoffMs = result.kind === 'unsettled' ? Math.min(backoffMs ? backoffMs * 2 : 5, 200) : 0;
         if (result.kind === 'applied') this.dirty.add(projection.name);
-        // Events exist that a still-running transaction may precede: look again very soon.
-        else if (result.kind === 'unsettled') delayMs = 5;
+        else if (result.kind === 'unsettled') delayMs = backoffMs;
         else if (result.kind === 'busy') delayMs = pollMs / 4;
       } catch (error) {
         log.error({ err: error, projection: projection.name }, 'projection batch failed; retrying');
@@ -141,9 +143,12 @@ export class ProjectionRunner {
          WHERE projection = $1`,
         [projection.name, next.transactionId, next.position],
       );
-      await client.query('SELECT pg_notify($1, $2)', [PROJECTED_CHANNEL, projection.name]);
       return { kind: 'applied', events };
     });
+    if (result.kind === 'applied') {
+      // After the commit, in its own statement: see EventStore.notifyAppended.
+      await db.pool.query('SELECT pg_notify($1, $2)', [PROJECTED_CHANNEL, projection.name]);
+    }
     if (result.kind === 'applied' && result.events.length > 0) {
       for (const reactor of this.reactors) {
         try {

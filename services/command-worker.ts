@@ -21,6 +21,8 @@ export interface WorkerOptions {
   /** Trim acknowledged entries from the bus about this often (default 10 s). */
   trimEveryMs?: number;
   onHandled?: (delivery: Delivery, outcome: Outcome) => void;
+  /** Called once after a batch that appended events (to wake projection runners). */
+  onAppended?: () => Promise<void>;
 }
 
 export interface Worker {
@@ -40,10 +42,13 @@ export function startCommandWorker(options: WorkerOptions): Worker {
   let running = true;
   let lastTrim = Date.now();
 
+  let appended = false;
+
   async function process(delivery: Delivery): Promise<string | undefined> {
     const { envelope } = delivery;
     try {
       const outcome = await handle(envelope);
+      if (outcome.status === 'accepted' && outcome.positions.length > 0) appended = true;
       options.onHandled?.(delivery, outcome);
       if (envelope.replyTo) {
         await results.publish(envelope.replyTo, envelope.commandId, outcome).catch((error: unknown) => {
@@ -104,7 +109,12 @@ export function startCommandWorker(options: WorkerOptions): Worker {
           count: options.batchSize ?? 100,
           blockMs: options.blockMs,
         });
-        if (deliveries.length > 0) await bus.ack(await processBatch(deliveries));
+        if (deliveries.length > 0) {
+          appended = false;
+          const acked = await processBatch(deliveries);
+          if (appended) await options.onAppended?.();
+          await bus.ack(acked);
+        }
         if (Date.now() - lastTrim > (options.trimEveryMs ?? 10_000)) {
           lastTrim = Date.now();
           await bus.trim();

@@ -69,6 +69,8 @@ async function catchUpProjections(db: Database, store: EventStore): Promise<void
     bar.stop();
   }
   await db.pool.query('ANALYZE');
+  // Running instances (scaled mode) pick the new events up at once.
+  await store.notifyAppended();
 }
 
 const program = new Command('rivals')

@@ -58,6 +58,7 @@ async function main(): Promise<void> {
       email: config.ADMIN_EMAIL,
       password: config.ADMIN_PASSWORD,
     });
+    await runtime.store.notifyAppended();
     const sessionSecret = await loadSessionSecret(config);
     const assets = await loadAssets(assetsDir);
     const https = config.TRUST_PROXY;

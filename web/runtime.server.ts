@@ -119,6 +119,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
         handle,
         log,
         consumer: instanceId,
+        onAppended: () => store.notifyAppended(),
         onHandled: (delivery, outcome) =>
           metrics.commands.inc({ type: delivery.envelope.command.type, status: outcome.status }),
       });

@@ -64,6 +64,9 @@ SELECT outcome, false AS duplicate FROM o
 UNION ALL
 SELECT outcome, true AS duplicate FROM seen`;
 
+/** Where writers announce new events, after their commits; projection runners listen. */
+export const EVENTS_CHANNEL = 'rivals_events';
+
 export class EventStore {
   constructor(
     private readonly db: Queryable,
@@ -156,6 +159,14 @@ export class EventStore {
       ],
     );
     return result[0]?.streams === streams.length ? rows.length : 0;
+  }
+
+  /**
+   * Wakes projection runners. Called after commits, outside any transaction (a NOTIFY inside the append
+   * would serialize all commits on Postgres's notification lock); writers call it once per batch.
+   */
+  async notifyAppended(): Promise<void> {
+    await this.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, '']);
   }
 
   /** Records an outcome that appended nothing (a rejection, a no-op); returns the first one recorded. */

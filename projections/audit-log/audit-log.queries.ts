@@ -1,5 +1,8 @@
 import type { Queryable } from '#infra/db/database.ts';
-import { containsPattern } from '../competitor-list/competitor-list.queries.ts';
+import {
+  containsPattern,
+  EXACT_COUNT_LIMIT as EXACT_LIMIT,
+} from '../competitor-list/competitor-list.queries.ts';
 
 export const auditSortColumns = ['time', 'actor', 'type', 'competitor'] as const;
 export type AuditSortColumn = (typeof auditSortColumns)[number];
@@ -23,8 +26,6 @@ export interface AuditRow {
   competitorName: string | null;
   summary: string;
 }
-
-const EXACT_LIMIT = 10_000;
 
 /** The audit log as a page of the shared data table; newest first unless sorted otherwise. */
 export async function listAudit(

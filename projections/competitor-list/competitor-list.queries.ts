@@ -14,8 +14,12 @@ const orderBy: Record<CompetitorSortColumn, { asc: string; desc: string }> = {
   updated: { asc: 'updated_at ASC, id ASC', desc: 'updated_at DESC, id DESC' },
 };
 
-/** Above this many matches the count is estimated: counting a million rows exactly is not worth a wait. */
-export const EXACT_COUNT_LIMIT = 10_000;
+/**
+ * Above this many search matches the count is the planner's estimate, shown as "about N": counting
+ * tens of thousands of trigram matches exactly costs more than fetching the page (measured at 1M rows:
+ * a bounded count to 10,001 took 24 ms, to 1,001 took 11 ms, the page itself under 1 ms).
+ */
+export const EXACT_COUNT_LIMIT = 1_000;
 
 export interface ListQuery {
   search: string;
@@ -41,11 +45,19 @@ export const containsPattern = (term: string): string => `%${term.toLowerCase().
 export async function listCompetitors(db: Queryable, query: ListQuery): Promise<ListResult> {
   const where = query.search ? 'WHERE search_text LIKE $1' : '';
   const params: unknown[] = query.search ? [containsPattern(query.search)] : [];
-  const count = await countCompetitors(db, where, params);
+  // The count and the requested page are independent: ask for both at once (two connections on
+  // Postgres). Only a page past the end needs a second look.
+  const [count, requested] = await Promise.all([
+    countCompetitors(db, where, params),
+    fetchPage(db, query, where, params, query.page),
+  ]);
   const lastPage = Math.max(1, Math.ceil(count.value / query.perPage));
   let page = query.page;
-  if (count.exact) page = Math.min(page, lastPage);
-  let rows = await fetchPage(db, query, where, params, page);
+  let rows = requested;
+  if (count.exact && page > lastPage) {
+    page = lastPage;
+    rows = await fetchPage(db, query, where, params, page);
+  }
   if (rows.length === 0 && page > 1) {
     // Past the end of an estimated count: find the real last page.
     const exact = await exactCount(db, where, params);
@@ -74,8 +86,8 @@ async function fetchPage(
   if (!query.search && sort.column === 'rank') {
     const seek =
       sort.direction === 'asc'
-        ? 'WHERE rank > $1 ORDER BY rank ASC'
-        : 'WHERE rank <= (SELECT coalesce(max(rank), 0) FROM competitor_list) - $1 ORDER BY rank DESC';
+        ? 'WHERE rank > $1::bigint ORDER BY rank ASC'
+        : 'WHERE rank <= (SELECT coalesce(max(rank), 0) FROM competitor_list) - $1::bigint ORDER BY rank DESC';
     const { rows } = await db.query(
       `SELECT ${selectColumns} FROM competitor_list ${seek} LIMIT ${query.perPage}`,
       [offset],

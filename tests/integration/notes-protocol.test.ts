@@ -268,7 +268,7 @@ describe.each(databaseBackends)('notes component protocol on %s', (backend) => {
     const answer = await expectRejected(
       () => call(editor, updateNote({ competitorId: id, column: 'weaknesses', value: 'Stale edit' }, 1)),
       409,
-      /^Test admin changed this note after you opened it/,
+      /^Test admin changed this note at \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC, after you opened it\.$/,
     );
     expect(answer).toMatchObject({ status: 'rejected', code: 'conflict' });
     expect(answer.details).toEqual({

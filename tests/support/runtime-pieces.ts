@@ -7,7 +7,7 @@ import { createLogger } from '#infra/logger.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
-import { createCommandHandler } from '#services/command-handler.ts';
+import { createCommandHandler, type CommandHandler } from '#services/command-handler.ts';
 import type { TestDatabase } from './test-database.ts';
 
 export const silentLog = createLogger('silent');
@@ -28,7 +28,13 @@ export function envelope(command: Command, overrides: Partial<CommandEnvelope> =
 /** Store, handler and a (not started) runner over a test database, with the default segments. */
 export async function writeSide(db: TestDatabase, options: { segments?: boolean } = {}) {
   const store = new EventStore(db.pool, eventRegistry);
-  const handle = createCommandHandler(store);
+  const handleOnly = createCommandHandler(store);
+  // Like the worker, wake the projection runners after appending.
+  const handle: CommandHandler = async (envelope) => {
+    const outcome = await handleOnly(envelope);
+    if (outcome.status === 'accepted' && outcome.positions.length > 0) await store.notifyAppended();
+    return outcome;
+  };
   const runner = new ProjectionRunner({ db, store, projections: allProjections, log: silentLog });
   if (options.segments !== false) await bootstrapContent(store, handle, { demoData: false });
   return { store, handle, runner };

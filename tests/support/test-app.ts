@@ -61,6 +61,7 @@ export async function startTestApp(
     if (outcome?.status !== 'accepted') throw new Error(`could not create the ${role} user`);
     userIds[role] = userId;
   }
+  await runtime.store.notifyAppended();
   const secret = 's'.repeat(40);
   const app = createApp(
     {
