@@ -16,7 +16,16 @@ test.describe('live updates', () => {
       const b = await bob.newPage();
       await signIn(a, server.url);
       await signIn(b, server.url);
-      await b.goto(`${server.url}/competitors`);
+      // A competitor of its own, so other specs sharing this server keep their demo data.
+      const name = `Live Co ${Date.now()}`;
+      await a.goto(`${server.url}/competitors/new`);
+      await a.getByLabel('Name').fill(name);
+      await a.getByLabel('Segment').selectOption('smb');
+      await a.getByRole('button', { name: 'Add competitor' }).click();
+      await expect(a).toHaveURL(/\/competitors\/[0-9a-f-]{36}$/);
+      const id = a.url().split('/').pop() ?? '';
+      const list = `${server.url}/competitors?search=${encodeURIComponent(name)}&sort=&page=1&perPage=15`;
+      await b.goto(list);
       await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
       await b.evaluate(() => ((window as unknown as { __marker: number }).__marker = 42));
       // Bob is typing in the search box: his focus and text must survive the live refresh.
@@ -24,21 +33,19 @@ test.describe('live updates', () => {
       await search.click();
 
       const text = `Live price ${Date.now()}`;
-      await a.goto(`${server.url}/competitors`);
-      await a.getByRole('button', { name: 'Pricing note for Northwind Analytics' }).click();
+      await a.goto(list);
+      await a.getByRole('button', { name: `Pricing note (empty) for ${name}` }).click();
       const dialog = a.getByRole('dialog');
       await dialog.getByRole('textbox').fill(text);
       await dialog.getByRole('button', { name: 'Save' }).click();
       await expect(dialog).toBeHidden();
 
-      const bobsIndicator = b.getByRole('button', { name: 'Pricing note for Northwind Analytics' });
+      const bobsIndicator = b.getByRole('button', { name: `Pricing note for ${name}` });
       await expect(bobsIndicator).toHaveAttribute('data-value', text);
       expect(await b.evaluate(() => (window as unknown as { __marker?: number }).__marker)).toBe(42);
       await expect(search).toBeFocused();
 
       // The battlecard, too.
-      await bobsIndicator.evaluate(() => undefined);
-      const id = await b.locator('tr', { hasText: 'Northwind Analytics' }).getAttribute('data-row-id');
       await b.goto(`${server.url}/competitors/${id}`);
       await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
       const second = `${text} (revised)`;
@@ -47,6 +54,15 @@ test.describe('live updates', () => {
       await a.getByRole('dialog').getByRole('textbox').fill(second);
       await a.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
       await expect(b.locator('[data-note-card="pricing"] [data-note-text]')).toHaveText(second);
+
+      // Leave the shared server as we found it.
+      const csrf = await a.locator('meta[name="csrf-token"]').getAttribute('content');
+      const deleted = await a.request.post(`${server.url}/competitors/${id}/delete`, {
+        form: { _csrf: csrf ?? '' },
+        headers: { Origin: server.url },
+        maxRedirects: 0,
+      });
+      expect(deleted.status()).toBe(302);
     } finally {
       await alice.close();
       await bob.close();

@@ -17,12 +17,17 @@ export interface HistoryProps {
   asOf?: { at: Date; input: string; card: CompetitorRow | undefined };
 }
 
+/** Old → new, word by word. A replaced word reads "old new": a space separates the pair on screen. */
 function Diff({ before, after }: { before: string; after: string }) {
+  const parts = wordDiff(before, after);
   return (
     <p className="diff note-card__text">
-      {wordDiff(before, after).map((part, i) =>
+      {parts.map((part, i) =>
         part.kind === 'added' ? (
-          <ins key={i}>{part.text}</ins>
+          <span key={i}>
+            {parts[i - 1]?.kind === 'removed' && !/\s$/.test(parts[i - 1]?.text ?? '') ? ' ' : ''}
+            <ins>{part.text}</ins>
+          </span>
         ) : part.kind === 'removed' ? (
           <del key={i}>{part.text}</del>
         ) : (
