@@ -85,7 +85,9 @@ export function startCommandWorker(options: WorkerOptions): Worker {
     const lanes = new Map<string, Delivery[]>();
     for (const delivery of deliveries) {
       const key = commandKey(delivery.envelope);
-      lanes.set(key, [...(lanes.get(key) ?? []), delivery]);
+      const lane = lanes.get(key);
+      if (lane) lane.push(delivery);
+      else lanes.set(key, [delivery]);
     }
     const queue = [...lanes.values()];
     const acked: string[] = [];
@@ -101,32 +103,47 @@ export function startCommandWorker(options: WorkerOptions): Worker {
     return acked;
   }
 
+  const read = () => bus.read(consumer, { count: options.batchSize ?? 100, blockMs: options.blockMs });
+
+  async function handleBatch(deliveries: Delivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    appended = false;
+    const acked = await processBatch(deliveries);
+    if (appended) await options.onAppended?.();
+    await bus.ack(acked);
+  }
+
   const loop = (async () => {
     let backoffMs = 200;
+    // The next batch is read while this one is handled, so the bus round trip is not on the critical
+    // path. Batches are still handled one after another, so one aggregate's commands stay in order.
+    let next: Promise<Delivery[]> | undefined;
     while (running) {
       try {
-        const deliveries = await bus.read(consumer, {
-          count: options.batchSize ?? 100,
-          blockMs: options.blockMs,
-        });
-        if (deliveries.length > 0) {
-          appended = false;
-          const acked = await processBatch(deliveries);
-          if (appended) await options.onAppended?.();
-          await bus.ack(acked);
-        }
+        const deliveries = await (next ?? read());
+        next = running ? read() : undefined;
+        // A failed prefetch is seen (and retried) by the next turn of the loop.
+        next?.catch(() => undefined);
+        await handleBatch(deliveries);
         if (Date.now() - lastTrim > (options.trimEveryMs ?? 10_000)) {
           lastTrim = Date.now();
           await bus.trim();
         }
         backoffMs = 200;
       } catch (error) {
+        next = undefined;
         if (!running) break;
         log.warn({ err: error }, `command worker could not read the bus; retrying in ${backoffMs} ms`);
         await new Promise((resolve) => setTimeout(resolve, backoffMs));
         backoffMs = Math.min(backoffMs * 2, 5_000);
       }
     }
+    // Handle what was already read for us rather than leave it to be claimed after the idle time.
+    const last = await next?.catch(() => []);
+    if (last)
+      await handleBatch(last).catch((error: unknown) =>
+        log.warn({ err: error }, 'could not finish the last batch'),
+      );
   })();
 
   return {

@@ -6,7 +6,7 @@
  * embedded PGlite (file-backed, one connection) for reference. Target: ≥ 50% at 8 writers (Postgres).
  *
  *   npx tsx tests/bench/append.bench.ts [--rounds=3] [--duration=2] [--writers=1,8] [--pool=8]
- *     [--backends=postgres,embedded] [--subjects=event-store,plain-insert,event-store-no-notify]
+ *     [--backends=postgres,embedded] [--subjects=event-store,plain-insert]
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -29,11 +29,9 @@ const seconds = knob('duration', 2);
 const writerCounts = listKnob('writers', [1, 8]);
 const poolSize = knob('pool', 8);
 const backends = caseKnob('backends', ['postgres', 'embedded'] as const);
-const allSubjects = ['event-store', 'plain-insert', 'event-store-no-notify'] as const;
-/**
- * `event-store-no-notify` is a diagnosis, not a product figure: the same appends with the events_notify
- * trigger switched off, to show what the NOTIFY in every append transaction costs (Postgres only).
- */
+// (An earlier `event-store-no-notify` variant showed what a NOTIFY inside every append cost; the
+// trigger is gone since migration 005 — writers notify after their commits.)
+const allSubjects = ['event-store', 'plain-insert'] as const;
 const chosenSubjects = caseKnob('subjects', allSubjects);
 type Subject = (typeof allSubjects)[number];
 
@@ -79,8 +77,6 @@ async function run(db: Database, store: EventStore, subject: Subject, writers: n
   const stopAt = performance.now() + duration * 1000;
   const started = performance.now();
   let calls = 0;
-  const noNotify = subject === 'event-store-no-notify';
-  if (noNotify) await db.pool.query('ALTER TABLE events DISABLE TRIGGER events_notify');
   await Promise.all(
     Array.from({ length: writers }, async (_, w) => {
       const stream = `competitor-bench-${run}-${w}`;
@@ -111,7 +107,6 @@ async function run(db: Database, store: EventStore, subject: Subject, writers: n
     }),
   );
   const rate = calls / ((performance.now() - started) / 1000);
-  if (noNotify) await db.pool.query('ALTER TABLE events ENABLE TRIGGER events_notify');
   return rate;
 }
 
@@ -125,7 +120,7 @@ for (const backend of backends) {
          data jsonb NOT NULL, metadata jsonb NOT NULL, recorded_at timestamptz NOT NULL DEFAULT now())`,
     );
     const store = new EventStore(db.pool, eventRegistry);
-    const subjects = chosenSubjects.filter((s) => backend === 'postgres' || s !== 'event-store-no-notify');
+    const subjects = chosenSubjects;
     for (const writers of writerCounts) {
       for (const subject of subjects) await run(db, store, subject, writers, 0.5); // warm-up
       const rates = new Map<Subject, number[]>(subjects.map((s) => [s, []]));
