@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { competitorFields } from '#events/competitor/fields.ts';
+import type { Command } from '#events/command.ts';
+import { competitorFields, type CompetitorFields } from '#events/competitor/fields.ts';
 import { NotFoundError } from '#infra/errors.ts';
 import { findCompetitor } from '#projections/competitor-list/competitor-list.queries.ts';
 import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
@@ -51,6 +52,39 @@ export async function loadCompetitor(deps: AppDeps, id: string | undefined) {
 const savedMessage = (visible: boolean, done: string) =>
   visible ? done : `${done} It is saved; the list will show it in a moment.`;
 
+/**
+ * The add and edit forms' POST: validate (re-render with a message per field and what was typed),
+ * send the command, show a rejection in the form, or redirect with a notice once the change is visible.
+ */
+async function submitForm(
+  ctx: Context,
+  deps: AppDeps,
+  options: {
+    form: { mode: 'new' | 'edit'; action: string; cancelHref: string };
+    command(fields: CompetitorFields, values: CompetitorFormValues): Command;
+    done(fields: CompetitorFields): string;
+    next(visible: boolean): string;
+  },
+): Promise<void> {
+  const values = formValues(ctx.request.body, formKeys);
+  const form = { ...options.form, values };
+  const parsed = competitorFields.safeParse(values);
+  if (!parsed.success) return renderForm(ctx, deps, { ...form, errors: fieldErrors(parsed.error) }, 400);
+  const { outcome, visible } = await runCommand(
+    ctx,
+    deps,
+    options.command(parsed.data, values),
+    competitorReadModels,
+  );
+  if (outcome?.status === 'rejected') {
+    const errors = outcome.fields ?? { _form: outcome.message };
+    return renderForm(ctx, deps, { ...form, errors }, outcome.code === 'conflict' ? 409 : 400);
+  }
+  const shown = visible && !!outcome;
+  addFlash(ctx, { kind: 'success', text: savedMessage(shown, options.done(parsed.data)) });
+  ctx.redirect(options.next(shown));
+}
+
 export const competitorFormRoutes: RouteDef[] = [
   route('GET', '/competitors/new', 'competitors.create', (ctx, deps) =>
     renderForm(ctx, deps, {
@@ -62,30 +96,13 @@ export const competitorFormRoutes: RouteDef[] = [
   ),
 
   route('POST', '/competitors/new', 'competitors.create', async (ctx, deps) => {
-    const values = formValues(ctx.request.body, formKeys);
-    const form = { mode: 'new' as const, action: '/competitors/new', values, cancelHref: '/competitors' };
-    const parsed = competitorFields.safeParse(values);
-    if (!parsed.success) return renderForm(ctx, deps, { ...form, errors: fieldErrors(parsed.error) }, 400);
     const competitorId = randomUUID();
-    const { outcome, visible } = await runCommand(
-      ctx,
-      deps,
-      { type: 'AddCompetitor', payload: { ...parsed.data, competitorId } },
-      competitorReadModels,
-    );
-    if (outcome?.status === 'rejected') {
-      return renderForm(
-        ctx,
-        deps,
-        { ...form, errors: outcome.fields ?? { _form: outcome.message } },
-        outcome.code === 'conflict' ? 409 : 400,
-      );
-    }
-    addFlash(ctx, {
-      kind: 'success',
-      text: savedMessage(visible && !!outcome, `${parsed.data.name} was added.`),
+    await submitForm(ctx, deps, {
+      form: { mode: 'new', action: '/competitors/new', cancelHref: '/competitors' },
+      command: (fields) => ({ type: 'AddCompetitor', payload: { ...fields, competitorId } }),
+      done: (fields) => `${fields.name} was added.`,
+      next: (visible) => (visible ? `/competitors/${competitorId}` : '/competitors'),
     });
-    ctx.redirect(visible && outcome ? `/competitors/${competitorId}` : '/competitors');
   }),
 
   route('GET', '/competitors/:id/edit', 'competitors.edit', async (ctx, deps) => {
@@ -108,42 +125,22 @@ export const competitorFormRoutes: RouteDef[] = [
 
   route('POST', '/competitors/:id/edit', 'competitors.edit', async (ctx, deps) => {
     const c = await loadCompetitor(deps, ctx.params.id);
-    const values = formValues(ctx.request.body, formKeys);
-    const form = {
-      mode: 'edit' as const,
-      action: `/competitors/${c.id}/edit`,
-      values,
-      cancelHref: `/competitors/${c.id}`,
-    };
-    const parsed = competitorFields.safeParse(values);
-    if (!parsed.success) return renderForm(ctx, deps, { ...form, errors: fieldErrors(parsed.error) }, 400);
-    const version = expectedVersion.safeParse(values.expectedVersion || undefined);
-    const { outcome, visible } = await runCommand(
-      ctx,
-      deps,
-      {
-        type: 'UpdateCompetitor',
-        payload: {
-          ...parsed.data,
-          competitorId: c.id,
-          expectedVersion: version.success ? version.data : undefined,
-        },
+    await submitForm(ctx, deps, {
+      form: { mode: 'edit', action: `/competitors/${c.id}/edit`, cancelHref: `/competitors/${c.id}` },
+      command: (fields, values) => {
+        const version = expectedVersion.safeParse(values.expectedVersion || undefined);
+        return {
+          type: 'UpdateCompetitor',
+          payload: {
+            ...fields,
+            competitorId: c.id,
+            expectedVersion: version.success ? version.data : undefined,
+          },
+        };
       },
-      competitorReadModels,
-    );
-    if (outcome?.status === 'rejected') {
-      return renderForm(
-        ctx,
-        deps,
-        { ...form, errors: outcome.fields ?? { _form: outcome.message } },
-        outcome.code === 'conflict' ? 409 : 400,
-      );
-    }
-    addFlash(ctx, {
-      kind: 'success',
-      text: savedMessage(visible && !!outcome, `${parsed.data.name} was saved.`),
+      done: (fields) => `${fields.name} was saved.`,
+      next: () => `/competitors/${c.id}`,
     });
-    ctx.redirect(`/competitors/${c.id}`);
   }),
 
   route('POST', '/competitors/:id/delete', 'competitors.delete', async (ctx, deps) => {
