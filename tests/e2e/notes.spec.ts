@@ -3,6 +3,7 @@ import type { Browser, Locator, Page, Request } from '@playwright/test';
 import { demoCompetitors } from '../../services/bootstrap/demo-competitors.ts';
 import { expect, test } from './support/fixtures.ts';
 import { signIn } from './support/sign-in.ts';
+import { trapXss } from './support/xss-trap.ts';
 
 /**
  * Competitor notes in the browser (issue 6, seed §3, §5, §7.2, §8): the SweetAlert2 dialog exactly as
@@ -621,31 +622,9 @@ test('XSS payloads saved as notes stay text in the table, dialog prefill, battle
   page,
   server,
 }) => {
-  const reported: string[] = [];
-  const dialogs: string[] = [];
-  page.on('dialog', (dialog) => {
-    dialogs.push(dialog.message());
-    void dialog.dismiss();
-  });
-  await page.exposeFunction('__reportXss', (where: string) => {
-    reported.push(where);
-  });
-  // A trap set before any page script: assigning window.__xss (what every payload does) counts a hit.
-  await page.addInitScript(() => {
-    const w = window as Watched;
-    const hit = (how: string) => {
-      w.__xssHits = (w.__xssHits ?? 0) + 1;
-      void w.__reportXss?.(`${how} at ${location.href}`);
-    };
-    Object.defineProperty(window, '__xss', {
-      configurable: false,
-      get: () => undefined,
-      set: () => hit('__xss'),
-    });
-    window.alert = () => hit('alert');
-  });
+  const { hits, reported, dialogs } = await trapXss(page);
   const expectInert = async (where: string) => {
-    expect(await page.evaluate(() => (window as Watched).__xssHits ?? 0), where).toBe(0);
+    expect(await hits(), where).toBe(0);
     const injected = await page.evaluate(
       () =>
         document.querySelectorAll('img[src="x"], svg[onload], [onerror], [onload], script:not([nonce])')

@@ -1,6 +1,7 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.ts';
 import { signIn } from './support/sign-in.ts';
+import { trapXss } from './support/xss-trap.ts';
 
 /**
  * Browser-side security: a strict, per-response nonce CSP that the app itself never violates (pages,
@@ -136,33 +137,12 @@ const payloads = [
 test.describe('stored and reflected XSS', () => {
   test('payloads in competitor and user names stay text everywhere', async ({ page, server }) => {
     test.setTimeout(120_000);
-    const reported: string[] = [];
-    const dialogs: string[] = [];
-    page.on('dialog', (dialog) => {
-      dialogs.push(dialog.message());
-      void dialog.dismiss();
-    });
-    await page.exposeFunction('__reportXss', (where: string) => {
-      reported.push(where);
-    });
-    await page.addInitScript(() => {
-      const w = window as Watched;
-      const hit = (how: string) => {
-        w.__xssHits = (w.__xssHits ?? 0) + 1;
-        void w.__reportXss?.(`${how} at ${location.href}`);
-      };
-      Object.defineProperty(window, '__xss', {
-        configurable: false,
-        get: () => undefined,
-        set: () => hit('__xss'),
-      });
-      window.alert = () => hit('alert');
-    });
+    const { hits, reported, dialogs } = await trapXss(page);
     const csp = await watchCsp(page);
 
     /** No payload ran, none became markup, and the browser blocked nothing (nothing tried). */
     const expectInert = async (where: string) => {
-      expect(await page.evaluate(() => (window as Watched).__xssHits ?? 0), where).toBe(0);
+      expect(await hits(), where).toBe(0);
       const injected = await page.evaluate(
         () =>
           document.querySelectorAll(
