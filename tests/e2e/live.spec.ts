@@ -1,5 +1,6 @@
 import { expect, test } from './support/fixtures.ts';
 import { signIn } from './support/sign-in.ts';
+import { trapXss } from './support/xss-trap.ts';
 
 test.describe('live updates', () => {
   // Two sessions, sign-ins (scrypt) and a user to create: generous on a busy two-core machine.
@@ -74,6 +75,8 @@ test.describe('live updates', () => {
     const colleague = await browser.newContext();
     try {
       const a = await admin.newPage();
+      // The notice shows other people's text: it must stay text.
+      const xss = await trapXss(a);
       await signIn(a, server.url);
       const email = `grace-${Date.now()}@rivals.test`;
       await a.goto(`${server.url}/users/new`);
@@ -90,15 +93,23 @@ test.describe('live updates', () => {
       await expect(a.locator('html')).toHaveAttribute('data-live', 'connected');
 
       await g.getByRole('button', { name: /^General note( \(empty\))? for Brightlane$/ }).click();
-      await g.getByRole('dialog').getByRole('textbox').fill('Brightlane just cut prices by 20%.');
+      await g
+        .getByRole('dialog')
+        .getByRole('textbox')
+        .fill('Brightlane just cut prices by 20%. <img src=x onerror="window.__xss=1">');
       await g.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
 
       await expect(a.locator('[data-notices]')).toContainText(
-        'Grace Hopper: Edited the general note (version 1): Brightlane just cut prices by 20%.',
+        'Grace Hopper: Edited the general note (version 1): Brightlane just cut prices by 20%. <img src=x onerror="windo…',
       );
+      expect(await xss.hits()).toBe(0);
+      expect(await a.locator('[data-notices] img').count()).toBe(0);
       await expect(
         a.getByRole('button', { name: /^General note( \(empty\))? for Brightlane$/ }),
-      ).toHaveAttribute('data-value', 'Brightlane just cut prices by 20%.');
+      ).toHaveAttribute(
+        'data-value',
+        'Brightlane just cut prices by 20%. <img src=x onerror="window.__xss=1">',
+      );
     } finally {
       await admin.close();
       await colleague.close();
