@@ -10,6 +10,7 @@ import { createApp } from './app.server.ts';
 import { loadAssets } from './assets/assets.server.ts';
 import { cookieNames } from './auth/cookies.server.ts';
 import { createLoginLimiter } from './auth/login-limiter.server.ts';
+import { purgeExpiredSessions } from './auth/sessions.server.ts';
 import { startRuntime } from './runtime.server.ts';
 import { startChangeFeed } from './realtime/change-feed.server.ts';
 import { createRealtime, type Realtime } from './realtime/realtime.server.ts';
@@ -73,6 +74,12 @@ async function main(): Promise<void> {
       },
       runtime.metrics,
     );
+    // Expired sessions are refused on use; this only keeps the table small.
+    const purge = setInterval(
+      () => void purgeExpiredSessions(runtime.db.pool).catch(() => undefined),
+      60 * 60 * 1000,
+    );
+    purge.unref();
     server = createServer(app.callback());
     realtime = createRealtime({ server, redis: runtime.redis, sessions: appSessions, log });
     server.keepAliveTimeout = 5_000;
