@@ -1,0 +1,118 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Runs `npm run cli -- …` as an operator would (embedded, in a data folder of its own). */
+function cli(
+  dataDir: string,
+  args: string[],
+  stdin?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'web/cli.server.ts', ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+describe('operator commands', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'rivals-cli-'));
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  it('migrate applies once, then nothing', async () => {
+    const first = await cli(dir, ['migrate']);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^Applied 001_event_store, .*005_notify_after_commit to embedded Postgres/);
+    const again = await cli(dir, ['migrate']);
+    expect(again.stdout).toMatch(/^Nothing to apply; .* is up to date\./);
+  });
+
+  it('seed adds competitors through the bulk path and projects them', async () => {
+    const seeded = await cli(dir, ['seed', '--competitors', '25', '--seed', '7']);
+    expect(seeded.code).toBe(0);
+    expect(seeded.stdout).toContain('Appended 25 competitors');
+    expect(seeded.stdout).toContain('Projections are up to date.');
+    const status = await cli(dir, ['projections:status']);
+    expect(status.stdout).toMatch(/competitor-list\s+v1\s+position\s+\d+\s+behind\s+[01]\b/);
+  });
+
+  it('users:add reads the password from stdin and refuses bad flags naming them', async () => {
+    const added = await cli(
+      dir,
+      ['users:add', '--email', 'Ops@Example.test', '--name', 'Ops', '--role', 'editor', '--password-stdin'],
+      'a-long-password-123\n',
+    );
+    expect(added.code).toBe(0);
+    expect(added.stdout).toContain('Added Ops <ops@example.test> as editor.');
+    const duplicate = await cli(
+      dir,
+      ['users:add', '--email', 'ops@example.test', '--name', 'Ops', '--role', 'editor'],
+      'a-long-password-123\n',
+    );
+    expect(duplicate.code).toBe(1);
+    expect(duplicate.stderr).toContain('A user with this email already exists.');
+    const badRole = await cli(dir, [
+      'users:add',
+      '--email',
+      'x@example.test',
+      '--name',
+      'X',
+      '--role',
+      'boss',
+    ]);
+    expect(badRole.code).toBe(1);
+    expect(badRole.stderr).toContain(
+      "option '--role <role>' argument 'boss' is invalid. Expected one of: viewer, editor, admin.",
+    );
+    const short = await cli(
+      dir,
+      ['users:add', '--email', 'y@example.test', '--name', 'Y', '--role', 'viewer'],
+      'short\n',
+    );
+    expect(short.stderr.trim()).toBe('The password must be at least 12 characters.');
+    const count = await cli(dir, ['seed', '--competitors', 'lots']);
+    expect(count.stderr).toContain(
+      "option '--competitors <n>' argument 'lots' is invalid. Expected a whole number from 1 to 10,000,000.",
+    );
+  });
+
+  it('replay rebuilds blue-green (a dry run finds no differences) and is recorded in the log', async () => {
+    const dry = await cli(dir, ['replay', '--projection', 'competitor-list', '--dry-run']);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toMatch(/Dry run: would rebuild competitor-list from \d+ events; 0 differing rows\./);
+    const real = await cli(dir, ['replay']);
+    expect(real.code).toBe(0);
+    expect(real.stdout).toMatch(/Rebuilt audit-log from \d+ events; 0 differing rows\./);
+    const tail = await cli(dir, ['events:tail', '--limit', '6']);
+    expect(tail.stdout.match(/ProjectionRebuilt/g)?.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('events:export writes the whole log as NDJSON in commit order', async () => {
+    const file = path.join(dir, 'events.ndjson');
+    const exported = await cli(dir, ['events:export', '--out', file]);
+    expect(exported.code).toBe(0);
+    const lines = (await readFile(file, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { position: number; type: string });
+    expect(exported.stderr).toContain(`Exported ${lines.length} events`);
+    expect(lines[0]?.type).toBe('SegmentAdded');
+    expect(lines.filter((e) => e.type === 'CompetitorAdded')).toHaveLength(25);
+    expect(new Set(lines.map((e) => e.position)).size).toBe(lines.length);
+  });
+});

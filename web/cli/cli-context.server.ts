@@ -1,0 +1,70 @@
+import os from 'node:os';
+import { eventRegistry } from '#events/all-events.ts';
+import { EventStore } from '#events/store/event-store.ts';
+import { progressBar } from '#infra/cli/progress.ts';
+import { loadConfig } from '#infra/config.ts';
+import type { Database } from '#infra/db/database.ts';
+import { migrate } from '#infra/db/migrate.ts';
+import { openDatabase } from '#infra/db/open-database.ts';
+import { createLogger } from '#infra/logger.ts';
+import { allProjections } from '#projections/all-projections.ts';
+import { ProjectionRunner } from '#projections/runner.ts';
+
+/** A mistake in how a command was called: printed as one line, exit 1. */
+export class UsageError extends Error {}
+
+/** Operator commands share the environment's configuration; a bad value stops with one line. */
+export const config = (() => {
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(1);
+  }
+})();
+export const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
+
+/** Operator actions are recorded under the shell user's name. */
+export const operator = {
+  id: `operator:${os.userInfo().username}`,
+  name: `Operator ${os.userInfo().username}`,
+};
+
+/** Each command opens the database itself (migrating it), does one job, and closes it. */
+export async function withDatabase<T>(
+  purpose: string,
+  work: (db: Database, store: EventStore) => Promise<T>,
+): Promise<T> {
+  const db = await openDatabase(config, log, { purpose: `the command "${purpose}"`, attempts: 3 });
+  try {
+    await migrate(db.pool);
+    return await work(db, new EventStore(db.pool, eventRegistry));
+  } finally {
+    await db.close();
+  }
+}
+
+/** Brings every projection up to date, with a bar, so the result is visible as soon as we return. */
+export async function catchUpProjections(db: Database, store: EventStore): Promise<void> {
+  const head = await store.headPosition();
+  const runner = new ProjectionRunner({ db, store, projections: allProjections, log, batchSize: 2_000 });
+  for (const projection of allProjections) {
+    const { rows } = await db.pool.query<{ position: number }>(
+      'SELECT position FROM projection_checkpoints WHERE projection = $1',
+      [projection.name],
+    );
+    const behind = head - (rows[0]?.position ?? 0);
+    if (behind <= 0) continue;
+    const bar = progressBar(`projecting ${projection.name}`.padEnd(28), behind);
+    let done = 0;
+    runner.onCommitted((name, events) => {
+      if (name === projection.name) bar.update((done += events.length));
+    });
+    await runner.catchUp(projection);
+    bar.update(behind);
+    bar.stop();
+  }
+  await db.pool.query('ANALYZE');
+  // Running instances (scaled mode) pick the new events up at once.
+  await store.notifyAppended();
+}

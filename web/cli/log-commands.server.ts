@@ -1,0 +1,101 @@
+import { createWriteStream } from 'node:fs';
+import type { Command } from 'commander';
+import { startOfLog } from '#events/envelope.ts';
+import { wholeNumber } from '#infra/cli/arguments.ts';
+import { migrate } from '#infra/db/migrate.ts';
+import { openDatabase } from '#infra/db/open-database.ts';
+import { allProjections } from '#projections/all-projections.ts';
+import { config, log, withDatabase } from './cli-context.server.ts';
+
+/** `migrate`, `projections:status`, `events:tail`, `events:export`: looking at the database and its log. */
+export function register(program: Command): void {
+  program
+    .command('migrate')
+    .description('apply pending database migrations (running it again applies nothing)')
+    .action(async () => {
+      const db = await openDatabase(config, log, { purpose: 'the command "migrate"', attempts: 3 });
+      try {
+        const applied = await migrate(db.pool);
+        console.log(
+          applied.length
+            ? `Applied ${applied.join(', ')} to ${db.describe}.`
+            : `Nothing to apply; ${db.describe} is up to date.`,
+        );
+      } finally {
+        await db.close();
+      }
+    });
+
+  program
+    .command('projections:status')
+    .description('each projection with its checkpoint and how far behind the log it is')
+    .action(async () => {
+      await withDatabase('projections:status', async (db, store) => {
+        const head = await store.headPosition();
+        const { rows } = await db.pool.query<{
+          projection: string;
+          version: number;
+          position: number;
+          updated_at: Date;
+        }>(
+          'SELECT projection, version, position, updated_at FROM projection_checkpoints ORDER BY projection',
+        );
+        const byName = new Map(rows.map((r) => [r.projection, r]));
+        console.log(`head position ${head}`);
+        for (const p of allProjections) {
+          const row = byName.get(p.name);
+          const lag = head - (row?.position ?? 0);
+          console.log(
+            `${p.name.padEnd(20)} v${p.version}  position ${String(row?.position ?? 0).padStart(9)}  behind ${String(Math.max(lag, 0)).padStart(7)}  ${row ? `updated ${row.updated_at.toISOString()}` : 'never run'}${row && row.version !== p.version ? '  (will rebuild: code version changed)' : ''}`,
+          );
+        }
+      });
+    });
+
+  program
+    .command('events:tail')
+    .description('the newest events, one per line')
+    .option('--limit <n>', 'how many', wholeNumber(1, 10_000), 20)
+    .action(async (options: { limit: number }) => {
+      await withDatabase('events:tail', async (db) => {
+        const { rows } = await db.pool.query<{
+          position: number;
+          stream: string;
+          type: string;
+          recorded_at: Date;
+          actor: string;
+        }>(
+          `SELECT position, stream, type, recorded_at, metadata->'actor'->>'name' AS actor FROM events ORDER BY position DESC LIMIT $1`,
+          [options.limit],
+        );
+        for (const r of rows.reverse())
+          console.log(`${r.position}\t${r.recorded_at.toISOString()}\t${r.type}\t${r.stream}\t${r.actor}`);
+      });
+    });
+
+  program
+    .command('events:export')
+    .description('every event as NDJSON (one JSON object per line), in commit order')
+    .option('--out <file>', 'write to a file instead of standard output')
+    .action(async (options: { out?: string }) => {
+      await withDatabase('events:export', async (_db, store) => {
+        const out: NodeJS.WritableStream = options.out ? createWriteStream(options.out) : process.stdout;
+        let checkpoint = startOfLog;
+        let count = 0;
+        for (;;) {
+          const events = await store.readAll(checkpoint, 5_000);
+          if (events.length === 0) break;
+          for (const e of events) {
+            if (!out.write(`${JSON.stringify(e)}\n`))
+              await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+          }
+          count += events.length;
+          checkpoint = events.at(-1) ?? checkpoint;
+        }
+        if (options.out) {
+          await new Promise<void>((resolve) => out.end(() => resolve()));
+          process.stderr.write(`Exported ${count} events to ${options.out}.\n`);
+        }
+      });
+    });
+}

@@ -1,0 +1,55 @@
+import { Option, type Command } from 'commander';
+import { email as emailSchema, displayName, roles } from '#events/user/fields.ts';
+import { oneOf, readPassword } from '#infra/cli/arguments.ts';
+import { PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
+import { createCommandHandler } from '#services/command-handler.ts';
+import { createAccount } from '#services/user/accounts.ts';
+import { catchUpProjections, operator, UsageError, withDatabase } from './cli-context.server.ts';
+
+/** `users:add`: a user with a password from stdin or a prompt. */
+export function register(program: Command): void {
+  program
+    .command('users:add')
+    .description('add a user; the password is read from stdin (--password-stdin) or prompted for')
+    .requiredOption('--email <email>', 'sign-in email')
+    .requiredOption('--name <name>', 'display name')
+    .addOption(
+      new Option('--role <role>', 'viewer, editor or admin').argParser(oneOf(roles)).makeOptionMandatory(),
+    )
+    .option('--password-stdin', 'read the password from standard input')
+    .action(
+      async (options: {
+        email: string;
+        name: string;
+        role: (typeof roles)[number];
+        passwordStdin?: boolean;
+      }) => {
+        const email = emailSchema.safeParse(options.email);
+        if (!email.success) throw new UsageError(`--email: ${email.error.issues[0]?.message}`);
+        const name = displayName.safeParse(options.name);
+        if (!name.success) throw new UsageError(`--name: ${name.error.issues[0]?.message}`);
+        const password = await readPassword('Password: ');
+        if (password.length < PASSWORD_MIN_LENGTH)
+          throw new UsageError(`The password must be at least ${PASSWORD_MIN_LENGTH} characters.`);
+        await withDatabase('users:add', async (db, store) => {
+          const handle = createCommandHandler(store);
+          const { outcome } = await createAccount(
+            db.pool,
+            (command) =>
+              handle({
+                commandId: crypto.randomUUID(),
+                correlationId: 'cli',
+                actor: operator,
+                at: new Date().toISOString(),
+                command,
+              }),
+            { email: email.data, displayName: name.data, role: options.role, password },
+          );
+          if (outcome?.status !== 'accepted')
+            throw new UsageError(outcome?.message ?? 'The user could not be added.');
+          await catchUpProjections(db, store);
+          console.log(`Added ${name.data} <${email.data}> as ${options.role}.`);
+        });
+      },
+    );
+}
