@@ -5,7 +5,8 @@ import { competitorStream, segmentsStream, usersStream } from '#events/streams.t
 import { competitorDecider } from './competitor/competitor.ts';
 import { addCompetitor, deleteCompetitor, updateCompetitor } from './competitor/handlers.ts';
 import { assertNever } from './decider.ts';
-import { handleCommand } from './handle-command.ts';
+import { handleCommand, type WriteModel } from './handle-command.ts';
+import type { StateCache } from './state-cache.ts';
 import { segmentsDecider } from './segment/segments.ts';
 import { usersDecider } from './user/users.ts';
 
@@ -18,18 +19,26 @@ export const metadataOf = (envelope: CommandEnvelope): EventMetadata => ({
   at: envelope.at,
 });
 
-/** Routes each command type to its aggregate. */
-export function createCommandHandler(store: EventStore): CommandHandler {
+/**
+ * Routes each command type to its aggregate. A worker passes a `cache` of folded states so long streams
+ * are not re-read from the start for every command.
+ */
+export function createCommandHandler(
+  store: EventStore,
+  options: { cache?: StateCache } = {},
+): CommandHandler {
+  const w: WriteModel = { store, cache: options.cache };
+  const cached = { cache: options.cache };
   return async (envelope) => {
     const { command } = envelope;
     const metadata = metadataOf(envelope);
     switch (command.type) {
       case 'AddCompetitor':
-        return addCompetitor(store, command, metadata);
+        return addCompetitor(w, command, metadata);
       case 'UpdateCompetitor':
-        return updateCompetitor(store, command, metadata);
+        return updateCompetitor(w, command, metadata);
       case 'DeleteCompetitor':
-        return deleteCompetitor(store, command, metadata);
+        return deleteCompetitor(w, command, metadata);
       case 'UpdateCompetitorNote':
         return handleCommand(
           store,
@@ -37,14 +46,15 @@ export function createCommandHandler(store: EventStore): CommandHandler {
           competitorDecider,
           command,
           metadata,
+          cached,
         );
       case 'AddSegment':
-        return handleCommand(store, segmentsStream(), segmentsDecider, command, metadata);
+        return handleCommand(store, segmentsStream(), segmentsDecider, command, metadata, cached);
       case 'AddUser':
       case 'ChangeUserRole':
       case 'DisableUser':
       case 'EnableUser':
-        return handleCommand(store, usersStream(), usersDecider, command, metadata);
+        return handleCommand(store, usersStream(), usersDecider, command, metadata, cached);
       default:
         return assertNever(command);
     }

@@ -18,6 +18,7 @@ import { ProjectionRunner } from '#projections/runner.ts';
 import { ProjectionWatcher } from '#projections/watcher.ts';
 import { CommandGateway } from '#services/command-gateway.ts';
 import { createCommandHandler, type CommandHandler } from '#services/command-handler.ts';
+import { StateCache } from '#services/state-cache.ts';
 import { startCommandWorker, type Worker } from '#services/command-worker.ts';
 
 /** Everything a process needs, wired once from the configuration and passed in from here on. */
@@ -61,7 +62,8 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
     const applied = await migrate(db.pool);
     if (applied.length > 0) log.info({ applied }, 'database migrated');
     const store = new EventStore(db.pool, eventRegistry);
-    const handle = createCommandHandler(store);
+    // One cache of folded aggregate states per process (only the worker decides commands).
+    const handle = createCommandHandler(store, { cache: new StateCache() });
     const busOptions = { claimIdleMs: options.claimIdleMs };
 
     let bus: CommandBus;

@@ -190,13 +190,14 @@ export class EventStore {
     return rows[0]?.outcome;
   }
 
-  async readStream(stream: string): Promise<StreamState> {
+  /** The stream's events after `afterVersion` (all by default), and the stream's version. */
+  async readStream(stream: string, afterVersion = 0): Promise<StreamState> {
     const { rows } = await this.db.query<EventRow>(
-      `SELECT ${eventColumns} FROM events WHERE stream = $1 ORDER BY stream_version`,
-      [stream],
+      `SELECT ${eventColumns} FROM events WHERE stream = $1 AND stream_version > $2 ORDER BY stream_version`,
+      [stream, afterVersion],
     );
     const events = rows.map((row) => this.toRecorded(row));
-    return { version: events.at(-1)?.streamVersion ?? 0, events };
+    return { version: events.at(-1)?.streamVersion ?? afterVersion, events };
   }
 
   /**

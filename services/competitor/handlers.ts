@@ -5,9 +5,8 @@ import type {
 } from '#events/competitor/commands.ts';
 import type { Outcome } from '#events/command.ts';
 import type { EventMetadata } from '#events/envelope.ts';
-import type { EventStore } from '#events/store/event-store.ts';
 import { competitorNameStream, competitorStream, segmentsStream } from '#events/streams.ts';
-import { handleCommand, loadState } from '../handle-command.ts';
+import { handleCommand, loadState, type WriteModel } from '../handle-command.ts';
 import { segmentsDecider } from '../segment/segments.ts';
 import { competitorDecider } from './competitor.ts';
 import { competitorNameDecider } from './competitor-name.ts';
@@ -20,82 +19,89 @@ const step = (metadata: EventMetadata, name: string): EventMetadata => ({
 
 const sameName = (a: string, b: string) => competitorNameStream(a) === competitorNameStream(b);
 
-function claimName(store: EventStore, name: string, competitorId: string, metadata: EventMetadata) {
+function claimName(w: WriteModel, name: string, competitorId: string, metadata: EventMetadata) {
   return handleCommand(
-    store,
+    w.store,
     competitorNameStream(name),
     competitorNameDecider,
     { type: 'ClaimCompetitorName', name, competitorId },
     metadata,
+    { cache: w.cache },
   );
 }
 
-function releaseName(store: EventStore, name: string, competitorId: string, metadata: EventMetadata) {
+function releaseName(w: WriteModel, name: string, competitorId: string, metadata: EventMetadata) {
   return handleCommand(
-    store,
+    w.store,
     competitorNameStream(name),
     competitorNameDecider,
     { type: 'ReleaseCompetitorName', name, competitorId },
     metadata,
+    { cache: w.cache },
   );
 }
 
 /** Claims the name, then adds; gives the name back if the add is rejected. */
 export async function addCompetitor(
-  store: EventStore,
+  w: WriteModel,
   command: AddCompetitorCommand,
   metadata: EventMetadata,
 ): Promise<Outcome> {
   const { name, competitorId } = command.payload;
-  const { state: segments } = await loadState(store, segmentsStream(), segmentsDecider);
-  const claim = await claimName(store, name, competitorId, step(metadata, 'claim'));
+  const { state: segments } = await loadState(w.store, segmentsStream(), segmentsDecider, w.cache);
+  const claim = await claimName(w, name, competitorId, step(metadata, 'claim'));
   if (claim.status === 'rejected') return claim;
   const outcome = await handleCommand(
-    store,
+    w.store,
     competitorStream(competitorId),
     competitorDecider,
     { ...command, knownSegments: [...segments.segments.keys()] },
     metadata,
+    { cache: w.cache },
   );
-  if (outcome.status === 'rejected') await releaseName(store, name, competitorId, step(metadata, 'release'));
+  if (outcome.status === 'rejected') await releaseName(w, name, competitorId, step(metadata, 'release'));
   return outcome;
 }
 
 /** A rename claims the new name first and releases the old one after the update is stored. */
 export async function updateCompetitor(
-  store: EventStore,
+  w: WriteModel,
   command: UpdateCompetitorCommand,
   metadata: EventMetadata,
 ): Promise<Outcome> {
   const { competitorId, name } = command.payload;
   const stream = competitorStream(competitorId);
-  const { state } = await loadState(store, stream, competitorDecider);
+  const { state } = await loadState(w.store, stream, competitorDecider, w.cache);
   const oldName = state.status === 'absent' ? undefined : state.fields.name;
   const renamed = oldName !== undefined && !sameName(oldName, name);
   if (renamed && state.status === 'live') {
-    const claim = await claimName(store, name, competitorId, step(metadata, 'claim'));
+    const claim = await claimName(w, name, competitorId, step(metadata, 'claim'));
     if (claim.status === 'rejected') return claim;
   }
-  const outcome = await handleCommand(store, stream, competitorDecider, command, metadata);
+  const outcome = await handleCommand(w.store, stream, competitorDecider, command, metadata, {
+    cache: w.cache,
+  });
   if (renamed && state.status === 'live') {
     const [release, keep] = outcome.status === 'accepted' ? [oldName, 'old'] : [name, 'new'];
-    await releaseName(store, release, competitorId, step(metadata, `release-${keep}`));
+    await releaseName(w, release, competitorId, step(metadata, `release-${keep}`));
   }
   return outcome;
 }
 
 export async function deleteCompetitor(
-  store: EventStore,
+  w: WriteModel,
   command: DeleteCompetitorCommand,
   metadata: EventMetadata,
 ): Promise<Outcome> {
   const { competitorId } = command.payload;
   const stream = competitorStream(competitorId);
-  const outcome = await handleCommand(store, stream, competitorDecider, command, metadata);
+  const outcome = await handleCommand(w.store, stream, competitorDecider, command, metadata, {
+    cache: w.cache,
+  });
   if (outcome.status === 'accepted') {
-    const { state } = await loadState(store, stream, competitorDecider);
+    const { state } = await loadState(w.store, stream, competitorDecider, w.cache);
     if (state.status !== 'absent') {
-      await releaseName(store, state.fields.name, competitorId, step(metadata, 'release'));
+      await releaseName(w, state.fields.name, competitorId, step(metadata, 'release'));
     }
   }
   return outcome;

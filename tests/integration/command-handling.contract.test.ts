@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Outcome } from '#events/command.ts';
 import { findCompetitor, listCompetitors } from '#projections/competitor-list/competitor-list.queries.ts';
+import { eventRegistry } from '#events/all-events.ts';
+import { EventStore } from '#events/store/event-store.ts';
 import { allProjections } from '#projections/all-projections.ts';
+import { createCommandHandler } from '#services/command-handler.ts';
+import { StateCache } from '#services/state-cache.ts';
 import type { CommandHandler } from '#services/command-handler.ts';
 import type { ProjectionRunner } from '#projections/runner.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
@@ -126,5 +130,35 @@ describe.each(databaseBackends)('command handling on %s', (backend) => {
     await catchUp();
     const listed = await listCompetitors(db.pool, { search: 'idempotent note', page: 1, perPage: 100 });
     expect(listed.count).toEqual({ value: 20, exact: true });
+  });
+
+  it("a worker's cache of folded states continues with events other workers appended", async () => {
+    const cache = new StateCache();
+    const cachedHandle = createCommandHandler(new EventStore(db.pool, eventRegistry), { cache });
+    const add = addCompetitorCommand(`Cache-${randomUUID()}`);
+    await cachedHandle(envelope(add));
+    const note = (value: string, expected?: number) =>
+      envelope({
+        type: 'UpdateCompetitorNote',
+        payload: {
+          competitorId: add.payload.competitorId,
+          column: 'pricing',
+          value,
+          expectedNoteVersion: expected,
+        },
+      });
+    expect(await cachedHandle(note('one', 0))).toMatchObject({ status: 'accepted', streamVersion: 2 });
+    expect(cache.size).toBeGreaterThan(0);
+    // Another worker (no shared cache) moves the note on twice.
+    expect(await handle(note('two', 1))).toMatchObject({ status: 'accepted', streamVersion: 3 });
+    expect(await handle(note('three', 2))).toMatchObject({ status: 'accepted', streamVersion: 4 });
+    // The cached worker sees version 3 of the note, not the 1 it folded: a stale expectation is refused…
+    expect(await cachedHandle(note('stale', 1))).toMatchObject({
+      status: 'rejected',
+      code: 'conflict',
+      details: { currentValue: 'three', currentVersion: 3 },
+    });
+    // …and a current one goes through at the right stream version.
+    expect(await cachedHandle(note('four', 3))).toMatchObject({ status: 'accepted', streamVersion: 5 });
   });
 });
