@@ -8,6 +8,11 @@ const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `one of ${values.join(', ')}` });
 const booleanFlag = oneOf(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
+const milliseconds = (min: number, max: number) => {
+  const expected = `a whole number of milliseconds from ${min} to ${max}`;
+  return z.coerce.number({ error: expected }).int(expected).min(min, expected).max(max, expected);
+};
+
 const schema = z.object({
   PORT: z.coerce
     .number({ error: 'an integer from 1 to 65535' })
@@ -38,6 +43,10 @@ const schema = z.object({
     .min(100, 'a whole number of milliseconds from 100 to 3600000')
     .max(3_600_000, 'a whole number of milliseconds from 100 to 3600000')
     .default(30_000),
+  /** An accepted command still unhandled this long is put on the bus again (default 10 s). */
+  INBOX_RESEND_AFTER_MS: milliseconds(100, 3_600_000).default(10_000),
+  /** A worker silent this long (and holding nothing) is removed from the consumer group (default 1 h). */
+  BUS_CONSUMER_IDLE_MS: milliseconds(10_000, 604_800_000).default(3_600_000),
   /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
   REDIS_PREFIX: z
     .string()

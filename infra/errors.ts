@@ -57,6 +57,13 @@ export class TooManyRequestsError extends AppError {
   }
 }
 
+/** A dependency is down: nothing was done, and the same request may be sent again. */
+export class ServiceUnavailableError extends AppError {
+  constructor(message: string) {
+    super(503, 'unavailable', message);
+  }
+}
+
 /** A start-up failure that should stop the process with one readable line, no stack trace. */
 export class StartupError extends Error {
   override name = 'StartupError';

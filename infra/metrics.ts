@@ -1,9 +1,11 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
   httpRequests: Histogram<'method' | 'route' | 'status'>;
   commands: Counter<'type' | 'status'>;
+  /** 1 while the named dependency keeps this process from doing its job (see /readyz). */
+  unavailable: Gauge<'dependency'>;
 }
 
 /** A registry per process (not prom-client's global one), so tests can create several apps. */
@@ -23,6 +25,12 @@ export function createMetrics(): Metrics {
       name: 'rivals_commands_total',
       help: 'Commands handled, by type and outcome',
       labelNames: ['type', 'status'],
+      registers: [registry],
+    }),
+    unavailable: new Gauge({
+      name: 'rivals_dependency_unavailable',
+      help: '1 while a dependency keeps this process from doing its job',
+      labelNames: ['dependency'],
       registers: [registry],
     }),
   };

@@ -3,9 +3,13 @@ import type { CommandBus } from '#events/bus/command-bus.ts';
 import type { ResultChannel } from '#events/bus/result-channel.ts';
 import type { Command, CommandEnvelope, Outcome } from '#events/command.ts';
 import type { Actor } from '#events/envelope.ts';
+import type { CommandInbox } from '#events/store/command-inbox.ts';
 import type { EventStore } from '#events/store/event-store.ts';
+import { ServiceUnavailableError } from '#infra/errors.ts';
+import type { Logger } from '#infra/logger.ts';
 
 export interface DispatchOptions {
+  /** The client's idempotency key: a retry with the same key gets the first outcome, never a second event. */
   commandId?: string;
   correlationId?: string;
   /** How long to wait for the worker's answer (default 5 s). */
@@ -14,25 +18,40 @@ export interface DispatchOptions {
 
 export interface Dispatched {
   commandId: string;
-  /** Undefined when no answer came in time: the command is queued and will still be handled. */
+  /** Undefined when no answer came in time: the command is stored and will still be handled. */
   outcome: Outcome | undefined;
 }
 
+const IN_FLIGHT_POLL_MS = 200;
+
+export const keyOfAnotherUser: Outcome = {
+  status: 'rejected',
+  code: 'conflict',
+  message: 'This request key belongs to another request. Reload the page and try again.',
+};
+
 /**
- * The web side of the bus: wraps a command in an envelope, sends it, and waits for its outcome on this
- * instance's results channel. If the answer is missed or late, the outcome stored with the events is
- * the fallback, so a lost pub/sub message never turns a saved change into an error.
+ * The web side of the bus. A command is first admitted to the inbox in Postgres — only then is it
+ * "accepted" — and then sent on the bus as a wake-up; the outcome comes back on this instance's results
+ * channel, or is read from the store when the answer is missed or late. If Postgres cannot take the
+ * command, nothing happened and the caller hears 503; if the bus cannot, the command is safe anyway
+ * (workers re-send what stays in the inbox).
  */
 export class CommandGateway {
   private readonly waiting = new Map<string, (outcome: Outcome) => void>();
+  private busDown = false;
 
   constructor(
-    private readonly bus: CommandBus,
-    private readonly results: ResultChannel,
-    private readonly store: EventStore,
-    private readonly clock: () => Date = () => new Date(),
+    private readonly deps: {
+      bus: CommandBus;
+      results: ResultChannel;
+      store: EventStore;
+      inbox: CommandInbox;
+      log: Logger;
+      clock?: () => Date;
+    },
   ) {
-    results.subscribe((commandId, outcome) => this.waiting.get(commandId)?.(outcome));
+    deps.results.subscribe((commandId, outcome) => this.waiting.get(commandId)?.(outcome));
   }
 
   async dispatch(command: Command, actor: Actor, options: DispatchOptions = {}): Promise<Dispatched> {
@@ -41,22 +60,81 @@ export class CommandGateway {
       commandId,
       correlationId: options.correlationId ?? commandId,
       actor,
-      at: this.clock().toISOString(),
-      replyTo: this.results.address,
+      at: (this.deps.clock ?? (() => new Date()))().toISOString(),
+      replyTo: this.deps.results.address,
       command,
     };
     const answered = new Promise<Outcome>((resolve) => this.waiting.set(commandId, resolve));
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), options.timeoutMs ?? 5_000);
-    });
     try {
-      await this.bus.send(envelope);
-      const outcome = (await Promise.race([answered, timedOut])) ?? (await this.store.findOutcome(commandId));
-      return { commandId, outcome };
+      const admission = await this.admit(envelope);
+      switch (admission.kind) {
+        case 'handled':
+          return { commandId, outcome: admission.outcome };
+        case 'foreign':
+          return { commandId, outcome: keyOfAnotherUser };
+        case 'admitted':
+          await this.send(envelope);
+          return { commandId, outcome: await this.outcome(commandId, answered, options.timeoutMs) };
+        case 'in-flight':
+          // A retry of a command still being handled: its answer goes to whoever sent it first.
+          return { commandId, outcome: await this.poll(commandId, options.timeoutMs) };
+      }
     } finally {
-      clearTimeout(timer);
       this.waiting.delete(commandId);
     }
+  }
+
+  private async admit(envelope: CommandEnvelope) {
+    try {
+      return await this.deps.inbox.admit(envelope);
+    } catch (error) {
+      this.deps.log.warn({ err: error, commandId: envelope.commandId }, 'could not admit a command');
+      throw new ServiceUnavailableError(
+        'Your change could not be accepted because the database is unavailable. Nothing was saved; please try again in a moment.',
+      );
+    }
+  }
+
+  private async send(envelope: CommandEnvelope): Promise<void> {
+    try {
+      await this.deps.bus.send(envelope);
+      if (this.busDown) this.deps.log.info('command bus reachable again');
+      this.busDown = false;
+    } catch (error) {
+      // Durable already: a worker re-sends it from the inbox. Logged once per outage.
+      if (!this.busDown)
+        this.deps.log.warn({ err: error }, 'command bus unreachable; commands wait in the inbox');
+      this.busDown = true;
+    }
+  }
+
+  private async outcome(
+    commandId: string,
+    answered: Promise<Outcome>,
+    timeoutMs = 5_000,
+  ): Promise<Outcome | undefined> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), timeoutMs);
+    });
+    try {
+      return (await Promise.race([answered, timedOut])) ?? (await this.stored(commandId));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async poll(commandId: string, timeoutMs = 5_000): Promise<Outcome | undefined> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const outcome = await this.stored(commandId);
+      if (outcome || Date.now() >= until) return outcome;
+      await new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_POLL_MS));
+    }
+  }
+
+  /** The recorded outcome; undefined when none yet or the store cannot be read (the command is safe). */
+  private async stored(commandId: string): Promise<Outcome | undefined> {
+    return this.deps.store.findOutcome(commandId).catch(() => undefined);
   }
 }

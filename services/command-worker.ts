@@ -1,6 +1,8 @@
 import type { CommandBus, Delivery } from '#events/bus/command-bus.ts';
 import type { ResultChannel } from '#events/bus/result-channel.ts';
 import type { Outcome } from '#events/command.ts';
+import type { CommandInbox } from '#events/store/command-inbox.ts';
+import { isConnectionError } from '#infra/db/database.ts';
 import type { Logger } from '#infra/logger.ts';
 import { commandKey, type CommandHandler } from './command-handler.ts';
 
@@ -8,6 +10,8 @@ export interface WorkerOptions {
   bus: CommandBus;
   results: ResultChannel;
   handle: CommandHandler;
+  /** Where accepted commands wait durably; handled ones are settled there after each batch. */
+  inbox?: CommandInbox;
   log: Logger;
   /** This worker's name in the consumer group; unique per process. */
   consumer: string;
@@ -21,6 +25,10 @@ export interface WorkerOptions {
   /** Trim acknowledged entries from the bus about this often (default 10 s). */
   trimEveryMs?: number;
   onHandled?: (delivery: Delivery, outcome: Outcome) => void;
+  /** Told whether the database answered the last command (false: an outage, the command waits). */
+  onDatabase?: (reachable: boolean, error?: unknown) => void;
+  /** Told whether the last read of the bus worked. */
+  onBus?: (reachable: boolean, error?: unknown) => void;
   /** Called once after a batch that appended events (to wake projection runners). */
   onAppended?: () => Promise<void>;
 }
@@ -43,12 +51,35 @@ export function startCommandWorker(options: WorkerOptions): Worker {
   let lastTrim = Date.now();
 
   let appended = false;
+  /** Command ids handled (or given up on) in the current batch: settled in the inbox before the ack. */
+  let settled: string[] = [];
+
+  /**
+   * Handles one command; while the database is unreachable it waits and tries again rather than count
+   * the outage against the command (which would send good commands to the dead letters).
+   */
+  async function handleThroughOutages(delivery: Delivery): Promise<Outcome> {
+    let waitMs = 200;
+    for (;;) {
+      try {
+        const outcome = await handle(delivery.envelope);
+        options.onDatabase?.(true);
+        return outcome;
+      } catch (error) {
+        if (!running || !isConnectionError(error)) throw error;
+        options.onDatabase?.(false, error);
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+        waitMs = Math.min(waitMs * 2, 2_000);
+      }
+    }
+  }
 
   async function process(delivery: Delivery): Promise<string | undefined> {
     const { envelope } = delivery;
     try {
-      const outcome = await handle(envelope);
+      const outcome = await handleThroughOutages(delivery);
       if (outcome.status === 'accepted' && outcome.positions.length > 0) appended = true;
+      settled.push(envelope.commandId);
       options.onHandled?.(delivery, outcome);
       if (envelope.replyTo) {
         await results.publish(envelope.replyTo, envelope.commandId, outcome).catch((error: unknown) => {
@@ -69,6 +100,8 @@ export function startCommandWorker(options: WorkerOptions): Worker {
       );
       if (delivery.deliveryCount >= maxDeliveries) {
         await bus.deadLetter(delivery, message);
+        // Given up on: out of the inbox (an operator's retry from the dead letters puts it back).
+        settled.push(envelope.commandId);
         const outcome: Outcome = {
           status: 'rejected',
           code: 'failed',
@@ -108,13 +141,24 @@ export function startCommandWorker(options: WorkerOptions): Worker {
   async function handleBatch(deliveries: Delivery[]): Promise<void> {
     if (deliveries.length === 0) return;
     appended = false;
+    settled = [];
     const acked = await processBatch(deliveries);
-    if (appended) await options.onAppended?.();
+    // Neither failure undoes what was handled: runners also poll, and an unsettled command is only
+    // re-sent and answered from its recorded outcome.
+    if (appended)
+      await options
+        .onAppended?.()
+        .catch((error: unknown) => log.warn({ err: error }, 'could not wake projections'));
+    // Settled before the ack: a crash in between only means a redelivery, which is idempotent.
+    await options.inbox
+      ?.settle(settled)
+      .catch((error: unknown) => log.warn({ err: error }, 'could not settle handled commands in the inbox'));
     await bus.ack(acked);
   }
 
   const loop = (async () => {
     let backoffMs = 200;
+    let failing = false;
     // The next batch is read while this one is handled, so the bus round trip is not on the critical
     // path. Batches are still handled one after another, so one aggregate's commands stay in order.
     let next: Promise<Delivery[]> | undefined;
@@ -124,6 +168,9 @@ export function startCommandWorker(options: WorkerOptions): Worker {
         next = running ? read() : undefined;
         // A failed prefetch is seen (and retried) by the next turn of the loop.
         next?.catch(() => undefined);
+        if (failing) log.info('command worker reaches the bus again');
+        failing = false;
+        options.onBus?.(true);
         await handleBatch(deliveries);
         if (Date.now() - lastTrim > (options.trimEveryMs ?? 10_000)) {
           lastTrim = Date.now();
@@ -133,7 +180,10 @@ export function startCommandWorker(options: WorkerOptions): Worker {
       } catch (error) {
         next = undefined;
         if (!running) break;
-        log.warn({ err: error }, `command worker could not read the bus; retrying in ${backoffMs} ms`);
+        options.onBus?.(false, error);
+        // Once per outage, not once per attempt.
+        if (!failing) log.warn({ err: error }, 'command worker cannot use the bus; retrying with back-off');
+        failing = true;
         await new Promise((resolve) => setTimeout(resolve, backoffMs));
         backoffMs = Math.min(backoffMs * 2, 5_000);
       }

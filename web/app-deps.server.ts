@@ -1,6 +1,7 @@
 import type { Config } from '#infra/config.ts';
 import type { Database } from '#infra/db/database.ts';
 import type { Logger } from '#infra/logger.ts';
+import type { Readiness } from '#infra/readiness.ts';
 import type { Redis } from '#infra/redis.ts';
 import type { CommandBus } from '#events/bus/command-bus.ts';
 import type { EventStore } from '#events/store/event-store.ts';
@@ -24,4 +25,6 @@ export interface AppDeps {
   sessionSecret: string;
   sessions: SessionOptions;
   loginLimiter: LoginLimiter;
+  /** Problems this process's background work reports (bus, database); absent in bare test apps. */
+  readiness?: Readiness;
 }

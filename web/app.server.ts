@@ -12,6 +12,7 @@ import { errorMiddleware } from './middleware/errors.server.tsx';
 import { requestContextMiddleware } from './middleware/request-context.server.ts';
 import { securityHeaders } from './middleware/security-headers.server.ts';
 import { componentRoutes } from './component-protocol/component.routes.server.ts';
+import { liveRoutes } from './realtime/live.routes.server.ts';
 import { auditRoutes } from './pages/audit/audit.routes.server.tsx';
 import { historyRoutes } from './pages/history/history.routes.server.tsx';
 import { overviewRoutes } from './pages/overview.routes.server.tsx';
@@ -31,6 +32,7 @@ export const appRoutes: readonly RouteDef[] = [
   ...auditRoutes,
   ...overviewRoutes,
   ...componentRoutes,
+  ...liveRoutes,
 ];
 
 const MAX_JSON_DEPTH = 8;

@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import type { Command, Outcome } from '#events/command.ts';
 import { requestContext } from '#infra/logger.ts';
 import type { AppDeps } from './app-deps.server.ts';
+import { idempotencyKey } from './idempotency.server.ts';
 import type { SessionUser } from './pages/page-context.ts';
 
 export interface CommandResult {
@@ -27,8 +28,9 @@ export async function runCommand(
   const { outcome } = await deps.gateway.dispatch(
     command,
     { id: user.id, name: user.name },
-    // The request id, as the request-context middleware accepted (or generated) it.
-    { correlationId: requestContext.getStore()?.reqId },
+    // The request id, as the request-context middleware accepted (or generated) it; the client's key
+    // (when sent) as the command id, so a retried request is the same command.
+    { correlationId: requestContext.getStore()?.reqId, commandId: idempotencyKey(ctx) },
   );
   if (outcome?.status !== 'accepted') return { outcome, visible: false };
   if (outcome.positions.length === 0) return { outcome, visible: true };

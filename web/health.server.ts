@@ -3,7 +3,11 @@ import type { Metrics } from '#infra/metrics.ts';
 import type { AppDeps } from './app-deps.server.ts';
 
 /** Liveness, readiness (database, and Redis when configured) and Prometheus metrics. */
-export function healthRoutes(router: Router, deps: AppDeps, metrics: Metrics): void {
+export function healthRoutes(
+  router: Router,
+  deps: Pick<AppDeps, 'db' | 'redis' | 'readiness' | 'config'>,
+  metrics: Metrics,
+): void {
   router.get('/healthz', (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { status: 'ok' };
@@ -31,6 +35,11 @@ export function healthRoutes(router: Router, deps: AppDeps, metrics: Metrics): v
         checks.redis = `unavailable: ${(error as Error).message}`;
       }
     }
+    // What background work reported: a worker that cannot reach its bus or database is not ready either.
+    Object.assign(checks, deps.readiness?.current());
+    metrics.unavailable.reset();
+    for (const [name, value] of Object.entries(checks))
+      metrics.unavailable.set({ dependency: name }, value === 'ok' ? 0 : 1);
     const ready = Object.values(checks).every((v) => v === 'ok');
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? 'ready' : 'not ready', checks };

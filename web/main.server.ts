@@ -15,6 +15,7 @@ import { startRuntime } from './runtime.server.ts';
 import { startChangeFeed } from './realtime/change-feed.server.ts';
 import { createRealtime, type Realtime } from './realtime/realtime.server.ts';
 import { loadSessionSecret } from './session-secret.server.ts';
+import { startWorkerHealth } from './worker-health.server.ts';
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 const assetsDir = fileURLToPath(new URL('../dist/assets/', import.meta.url));
@@ -105,7 +106,12 @@ async function main(): Promise<void> {
   } else {
     // A worker has no HTTP server, but it projects: it broadcasts through the Redis adapter.
     if (runtime.redis) realtime = createRealtime({ redis: runtime.redis, log });
-    log.info({ role: config.ROLE }, 'worker started');
+    // Health is for supervisors; a worker whose port is taken still works, and says so.
+    server = await startWorkerHealth(runtime, runtime.metrics).catch((error: unknown) => {
+      log.warn({ err: error, port: config.PORT }, 'worker health endpoint not started');
+      return undefined;
+    });
+    log.info({ role: config.ROLE, port: config.PORT }, 'worker started; health on /healthz and /readyz');
   }
   if (runtime.runner && realtime) startChangeFeed(runtime.runner, realtime);
 }

@@ -5,6 +5,7 @@ import type { CommandBus } from '#events/bus/command-bus.ts';
 import { MemoryCommandBus } from '#events/bus/memory-command-bus.ts';
 import { RedisCommandBus } from '#events/bus/redis-command-bus.ts';
 import { MemoryResultChannel, RedisResultChannel, type ResultChannel } from '#events/bus/result-channel.ts';
+import { CommandInbox } from '#events/store/command-inbox.ts';
 import { EventStore } from '#events/store/event-store.ts';
 import type { Config } from '#infra/config.ts';
 import type { Database } from '#infra/db/database.ts';
@@ -12,6 +13,7 @@ import { migrate } from '#infra/db/migrate.ts';
 import { openDatabase } from '#infra/db/open-database.ts';
 import type { Logger } from '#infra/logger.ts';
 import { createMetrics, type Metrics } from '#infra/metrics.ts';
+import { Readiness } from '#infra/readiness.ts';
 import { createRedisClient, type Redis } from '#infra/redis.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
@@ -20,6 +22,7 @@ import { CommandGateway } from '#services/command-gateway.ts';
 import { createCommandHandler, type CommandHandler } from '#services/command-handler.ts';
 import { StateCache } from '#services/state-cache.ts';
 import { startCommandWorker, type Worker } from '#services/command-worker.ts';
+import { startInboxSweeper } from '#services/inbox-sweeper.ts';
 
 /** Everything a process needs, wired once from the configuration and passed in from here on. */
 export interface Runtime {
@@ -28,6 +31,7 @@ export interface Runtime {
   instanceId: string;
   db: Database;
   store: EventStore;
+  inbox: CommandInbox;
   bus: CommandBus;
   results: ResultChannel;
   handle: CommandHandler;
@@ -36,6 +40,7 @@ export interface Runtime {
   watcher: ProjectionWatcher;
   redis: Redis | undefined;
   metrics: Metrics;
+  readiness: Readiness;
   close(): Promise<void>;
 }
 
@@ -64,7 +69,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
     const store = new EventStore(db.pool, eventRegistry);
     // One cache of folded aggregate states per process (only the worker decides commands).
     const handle = createCommandHandler(store, { cache: new StateCache() });
-    const busOptions = { claimIdleMs: options.claimIdleMs };
+    const busOptions = { claimIdleMs: options.claimIdleMs, consumerIdleMs: config.BUS_CONSUMER_IDLE_MS };
 
     let bus: CommandBus;
     let results: ResultChannel;
@@ -91,7 +96,9 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       () => results.close(),
     );
 
-    const gateway = new CommandGateway(bus, results, store);
+    const inbox = new CommandInbox(db.pool);
+    const gateway = new CommandGateway({ bus, results, store, inbox, log });
+    const readiness = new Readiness();
     const watcher = new ProjectionWatcher(db);
     await watcher.start();
     closers.push(() => watcher.stop());
@@ -121,12 +128,17 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
         handle,
         log,
         consumer: instanceId,
+        inbox,
         onAppended: () => store.notifyAppended(),
+        onBus: (ok, error) => readiness.report('command bus', ok ? undefined : error),
+        onDatabase: (ok, error) => readiness.report('database (commands)', ok ? undefined : error),
         onHandled: (delivery, outcome) =>
           metrics.commands.inc({ type: delivery.envelope.command.type, status: outcome.status }),
       });
       const startedWorker = worker;
       closers.push(() => startedWorker.stop());
+      const sweeper = startInboxSweeper({ inbox, bus, log, resendAfterMs: config.INBOX_RESEND_AFTER_MS });
+      closers.push(() => sweeper.stop());
     }
     return {
       config,
@@ -134,6 +146,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       instanceId,
       db,
       store,
+      inbox,
       bus,
       results,
       handle,
@@ -142,6 +155,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       watcher,
       redis,
       metrics,
+      readiness,
       close,
     };
   } catch (error) {

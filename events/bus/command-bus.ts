@@ -46,4 +46,6 @@ export interface CommandBus {
 export interface BusOptions {
   /** An entry idle this long in another consumer's hands is claimed by the next read (default 30 s). */
   claimIdleMs?: number;
+  /** A consumer silent this long and holding nothing is removed from the group (default 1 h). */
+  consumerIdleMs?: number;
 }

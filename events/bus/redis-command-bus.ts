@@ -39,6 +39,7 @@ export class RedisCommandBus implements CommandBus {
   private readonly stream: string;
   private readonly deadStream: string;
   private readonly claimIdleMs: number;
+  private readonly consumerIdleMs: number;
   private claimCursor = '0-0';
   private lastClaimAt = 0;
 
@@ -55,6 +56,7 @@ export class RedisCommandBus implements CommandBus {
     this.stream = `${prefix}commands`;
     this.deadStream = `${prefix}commands:dead`;
     this.claimIdleMs = options.claimIdleMs ?? 30_000;
+    this.consumerIdleMs = options.consumerIdleMs ?? 3_600_000;
   }
 
   async send(envelope: CommandEnvelope): Promise<string> {
@@ -147,6 +149,25 @@ export class RedisCommandBus implements CommandBus {
     if (Number(summary[0]) > 0 && summary[1]) bounds.push(summary[1]);
     const minId = bounds.reduce((a, b) => (compareStreamIds(a, b) <= 0 ? a : b));
     await this.redis.xtrim(this.stream, 'MINID', minId);
+    await this.forgetIdleConsumers();
+  }
+
+  /**
+   * Removes consumers (workers that died or were scaled away) silent longer than `consumerIdleMs` and
+   * holding nothing: deleting a consumer drops its pending entries, so one with any is left for the claim.
+   */
+  async forgetIdleConsumers(): Promise<string[]> {
+    const consumers = (await this.redis.xinfo('CONSUMERS', this.stream, GROUP)) as string[][];
+    const gone: string[] = [];
+    for (const consumer of consumers) {
+      const name = field(consumer, 'name');
+      const pending = Number(field(consumer, 'pending') ?? 1);
+      const idle = Number(field(consumer, 'idle') ?? 0);
+      if (!name || pending > 0 || idle < this.consumerIdleMs) continue;
+      await this.redis.xgroup('DELCONSUMER', this.stream, GROUP, name);
+      gone.push(name);
+    }
+    return gone;
   }
 
   /** Creates the stream and group if missing; harmless when they exist. */

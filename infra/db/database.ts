@@ -36,19 +36,41 @@ export const typeParsers: pg.CustomTypesConfig = {
  */
 export async function withTransaction<T>(pool: Pool, work: (client: Client) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // pg-pool listens for errors only on idle clients: one that dies while checked out (a server restart)
+  // would emit an unhandled 'error' and take the process down. The failing query rejects anyway.
+  let broken: Error | undefined;
+  const onError = (error: Error) => (broken = error);
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    if (isConnectionError(error)) broken ??= error as Error;
+    else await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
-    client.release();
+    client.off('error', onError);
+    // A broken client is destroyed, not put back for the next caller to fail on.
+    client.release(broken);
   }
 }
 
 /** Postgres error codes we act on. */
 export const pgErrorCode = (error: unknown): string | undefined =>
   typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+
+/**
+ * Whether an error means "the database cannot be reached right now" rather than "this query is wrong":
+ * such work waits and tries again instead of counting as a failure of the command.
+ */
+export function isConnectionError(error: unknown): boolean {
+  const code = pgErrorCode(error);
+  // 08: connection exceptions; 57P01-03: admin shutdown, crash shutdown, cannot connect now.
+  if (code && (code.startsWith('08') || ['57P01', '57P02', '57P03'].includes(code))) return true;
+  const message = error instanceof Error ? error.message : '';
+  return /ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)/i.test(
+    message,
+  );
+}

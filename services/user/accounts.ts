@@ -12,6 +12,7 @@ export interface NewAccount {
   displayName: string;
   role: Role;
   password: string;
+  /** Given when the request carries an idempotency key: a retry then names the same user. */
   userId?: string;
 }
 
@@ -30,7 +31,8 @@ export async function createAccount(
     `INSERT INTO user_credentials (user_id, password_hash) VALUES ($1, $2) ON CONFLICT (user_id) DO NOTHING`,
     [userId, hash],
   );
-  if (inserted.rowCount === 0)
+  // With a caller-chosen id, an existing row is this same request retried: its command answers.
+  if (inserted.rowCount === 0 && !account.userId)
     return {
       userId,
       outcome: { status: 'rejected', code: 'conflict', message: 'This user already exists.' },

@@ -32,6 +32,8 @@ const MAX_BURST = 60;
 const READY_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 90_000;
 const GROUP = 'workers';
+import { freePort } from '../e2e/support/server.ts';
+
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Settings the worker reads; anything the test runner's own environment has for them is replaced. */
@@ -195,6 +197,9 @@ describe('worker crash', () => {
     for (const key of configKeys) delete workerEnv[key];
     Object.assign(workerEnv, {
       ROLE: 'worker',
+      // Its health endpoint binds here (loopback, a port nobody else uses in this test).
+      HOST: '127.0.0.1',
+      PORT: String(await freePort()),
       DATABASE_URL: databaseUrl,
       REDIS_URL: testRedisUrl,
       REDIS_PREFIX: prefix,

@@ -19,8 +19,41 @@ export interface ComponentRequest {
 
 const csrfToken = () => document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? '';
 
-/** Sends one event or method call to a server-side component (seed §7.2 and §7.6). */
+/** Waits before each retry of a call whose answer was lost: about 10 s in all. */
+const RETRY_DELAYS_MS = [300, 1_000, 2_500, 6_000];
+/** Answers that say "the request may not have arrived, or the server is restarting": safe to resend. */
+const RETRYABLE_STATUS = new Set([502, 503, 504]);
+
+/** Keys this tab sent: the realtime client ignores the echo of its own changes. */
+const sentKeys = new Set<string>();
+export const sentByThisTab = (commandId: string): boolean => sentKeys.has(commandId);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Sends one event or method call to a server-side component (docs/behaviour.md, component calls).
+ * Each call carries a fresh `Idempotency-Key`, which becomes the command id: when the answer is lost
+ * (network error, 502/503/504) the call is sent again with the same key, so it is applied once
+ * whatever happened to the first attempt. Only if every attempt fails is the user told.
+ */
 export async function callComponent(component: string, request: ComponentRequest): Promise<ComponentAnswer> {
+  const key = crypto.randomUUID();
+  sentKeys.add(key);
+  let last: ComponentAnswer | undefined;
+  for (let attempt = 0; attempt <= RETRY_DELAYS_MS.length; attempt++) {
+    if (attempt > 0) await sleep(RETRY_DELAYS_MS[attempt - 1] ?? 0);
+    const sent = await send(component, request, key);
+    if (!sent.retry) return sent.answer;
+    last = sent.answer;
+  }
+  return last ?? { status: 'rejected', code: 'network', message: 'Could not reach the server.' };
+}
+
+async function send(
+  component: string,
+  request: ComponentRequest,
+  key: string,
+): Promise<{ answer: ComponentAnswer; retry: boolean }> {
   let response: Response;
   try {
     response = await fetch(`/components/${encodeURIComponent(component)}`, {
@@ -31,22 +64,30 @@ export async function callComponent(component: string, request: ComponentRequest
         Accept: 'application/json',
         'X-Requested-With': 'XMLHttpRequest',
         'X-CSRF-Token': csrfToken(),
+        'Idempotency-Key': key,
       },
       body: JSON.stringify(request),
     });
   } catch {
     return {
-      status: 'rejected',
-      code: 'network',
-      message: 'Could not reach the server. Check your connection and try again.',
+      retry: true,
+      answer: {
+        status: 'rejected',
+        code: 'network',
+        message: 'Could not reach the server. Check your connection and try again.',
+      },
     };
   }
   const body = (await response.json().catch(() => undefined)) as
     ComponentAnswer | { error?: { code?: string; message?: string } } | undefined;
-  if (body && 'status' in body) return body;
+  const retry = RETRYABLE_STATUS.has(response.status);
+  if (body && 'status' in body) return { answer: body, retry };
   return {
-    status: 'rejected',
-    code: body?.error?.code ?? 'failed',
-    message: body?.error?.message ?? `The server answered ${response.status}. Please try again.`,
+    retry,
+    answer: {
+      status: 'rejected',
+      code: body?.error?.code ?? 'failed',
+      message: body?.error?.message ?? `The server answered ${response.status}. Please try again.`,
+    },
   };
 }

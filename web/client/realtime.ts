@@ -1,14 +1,18 @@
 import type { ChangeMessage } from '../realtime/change-message.ts';
+import { sentByThisTab } from './component-call.ts';
 import { notify } from './notices.ts';
 import { refreshRegions } from './refresh-regions.ts';
 
 const REFRESH_DEBOUNCE_MS = 200;
-const STALE_AFTER_HIDDEN_MS = 30_000;
+/** A cheap head check while the tab is visible: catches anything a broadcast gap hid. */
+const HEAD_CHECK_EVERY_MS = 20_000;
 
 /**
- * Live updates (seed §7.3): a Socket.IO client hears about projected changes and refreshes the table or
- * card in place, with a short notice of who changed what. Broadcasts are hints: after a reconnect, or
- * after the tab slept, the page refetches its regions rather than trusting it saw everything.
+ * Live updates (docs/behaviour.md, live updates): a Socket.IO client hears about projected changes and
+ * refreshes the table or card in place, with a short notice of who changed what. Broadcasts are hints,
+ * the position is the truth: the tab keeps the highest position it has applied and, whenever it may have
+ * missed something (a reconnect, the server's `resync` after a Redis restart, waking from sleep, going
+ * back online, and every 20 s while visible), compares it with the server's and refetches when behind.
  */
 export async function connectRealtime(): Promise<void> {
   const me = document.querySelector<HTMLMetaElement>('meta[name="user-id"]')?.content;
@@ -16,26 +20,49 @@ export async function connectRealtime(): Promise<void> {
   const { io } = await import('socket.io-client');
   const socket = io({ path: '/socket.io', transports: ['websocket'] });
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let connectedBefore = false;
-  let lastPosition = 0;
-  let hiddenAt: number | undefined;
+  let lastPosition: number | undefined;
+
+  const setPosition = (position: number) => {
+    lastPosition = Math.max(lastPosition ?? 0, position);
+    document.documentElement.dataset.livePosition = String(lastPosition);
+  };
 
   const refreshSoon = () => {
     clearTimeout(timer);
     timer = setTimeout(() => void refreshRegions(), REFRESH_DEBOUNCE_MS);
   };
 
+  const checkPosition = async () => {
+    try {
+      const response = await fetch('/live/position', {
+        credentials: 'same-origin',
+        headers: { Accept: 'application/json', 'X-Requested-With': 'XMLHttpRequest' },
+      });
+      if (!response.ok) return;
+      const { position } = (await response.json()) as { position: number };
+      // The first check only learns where the page stands; later ones refetch when behind.
+      if (lastPosition !== undefined && position > lastPosition) refreshSoon();
+      setPosition(position);
+    } catch {
+      // Offline: the next trigger checks again.
+    }
+  };
+
+  let connectedBefore = false;
   socket.on('connect', () => {
-    if (connectedBefore) refreshSoon();
+    if (connectedBefore) void checkPosition();
     connectedBefore = true;
     document.documentElement.dataset.live = 'connected';
   });
   socket.on('disconnect', () => (document.documentElement.dataset.live = 'disconnected'));
+  socket.on('resync', () => void checkPosition());
   socket.on('change', (message: ChangeMessage) => {
-    lastPosition = Math.max(lastPosition, message.position);
-    document.documentElement.dataset.livePosition = String(lastPosition);
-    // Refresh even for your own changes: you may have made them in another tab. Only other people's get a notice.
-    const others = message.changes.filter((c) => c.actorId !== me);
+    setPosition(message.position);
+    // The echo of this tab's own command: the tab already shows it.
+    const fromElsewhere = message.changes.filter((c) => !sentByThisTab(c.commandId));
+    if (fromElsewhere.length === 0 && message.more === 0) return;
+    // Other people's changes get a notice; your own from another tab only refresh.
+    const others = fromElsewhere.filter((c) => c.actorId !== me);
     for (const change of others.slice(-3)) {
       notify(
         `${change.actorName}: ${change.summary}${change.competitorName && !change.summary.includes(change.competitorName) ? ` (${change.competitorName})` : ''}`,
@@ -45,7 +72,11 @@ export async function connectRealtime(): Promise<void> {
     refreshSoon();
   });
   document.addEventListener('visibilitychange', () => {
-    if (document.visibilityState === 'hidden') hiddenAt = Date.now();
-    else if (hiddenAt !== undefined && Date.now() - hiddenAt > STALE_AFTER_HIDDEN_MS) refreshSoon();
+    if (document.visibilityState === 'visible') void checkPosition();
   });
+  window.addEventListener('online', () => void checkPosition());
+  setInterval(() => {
+    if (document.visibilityState === 'visible') void checkPosition();
+  }, HEAD_CHECK_EVERY_MS);
+  void checkPosition();
 }

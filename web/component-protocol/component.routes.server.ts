@@ -6,7 +6,7 @@ import { route, type RouteDef } from '../routing.server.ts';
 import { fieldErrors } from '../zod-form.server.ts';
 import { componentRegistry, componentRequestSchema } from './registry.server.ts';
 
-const statusOf = { validation: 400, forbidden: 403, not_found: 404, conflict: 409, failed: 503 } as const;
+const statusOf = { validation: 400, forbidden: 403, not_found: 404, conflict: 409, failed: 500 } as const;
 
 /**
  * POST /components/<component> {event|method, payload, expect?}: validated, authorized and turned into

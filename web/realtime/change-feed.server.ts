@@ -22,6 +22,7 @@ export function changeMessage(events: readonly RecordedEvent[]): ChangeMessage |
       competitorId: line.competitorId,
       competitorName: line.competitorName,
       actorId: event.metadata.actor.id,
+      commandId: event.metadata.commandId,
       actorName: event.metadata.actor.name,
       summary: line.summary,
     };

@@ -7,6 +7,8 @@ export interface ChangeMessage {
     competitorId: string | null;
     competitorName: string | null;
     actorId: string;
+    /** The command that made the change: a tab ignores the echo of its own commands. */
+    commandId: string;
     actorName: string;
     summary: string;
   }[];

@@ -9,6 +9,8 @@ import type { SessionUser } from '../pages/page-context.ts';
 
 /** Everyone who may see the competitor list hears about changes to it. */
 export const COMPETITORS_ROOM = 'competitors';
+/** Sent to browsers that may have missed broadcasts: they compare positions and refetch if behind. */
+export const RESYNC_EVENT = 'resync';
 
 interface SocketData {
   user?: SessionUser;
@@ -44,10 +46,28 @@ export function createRealtime(options: {
     : new Server();
   const clients: Redis[] = [];
   if (redis) {
-    const pub = redis.duplicate();
-    const sub = redis.duplicate();
+    // No command timeout here: the adapter's publish has no catch, so a timed-out publish during a Redis
+    // outage was an unhandled rejection. Publishes wait through the outage instead (browsers resync anyway).
+    const pub = redis.duplicate({ commandTimeout: undefined });
+    const sub = redis.duplicate({ commandTimeout: undefined });
+    let down = false;
     for (const client of [pub, sub])
-      client.on('error', (error: Error) => log.warn({ err: error }, 'realtime redis error'));
+      client.on('error', (error: Error) => {
+        if (!down)
+          log.warn({ err: error }, 'realtime redis connection lost; broadcasts resume after it returns');
+        down = true;
+      });
+    // Broadcasts published while the subscriber was away are gone: tell this instance's browsers to check
+    // their position against the read model and refetch if they are behind.
+    let readyBefore = false;
+    sub.on('ready', () => {
+      if (readyBefore) {
+        log.info('realtime redis connection restored; asking browsers to resync');
+        io.local.emit(RESYNC_EVENT);
+      }
+      readyBefore = true;
+      down = false;
+    });
     clients.push(pub, sub);
     io.adapter(createAdapter(pub, sub));
   }

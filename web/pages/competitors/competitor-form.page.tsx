@@ -1,6 +1,6 @@
 import { threats } from '#events/competitor/fields.ts';
 import type { Segment } from '#projections/segment-board/segment-board.queries.ts';
-import { CsrfField, Field } from '../../components/form-field.tsx';
+import { CommandKeyField, CsrfField, Field } from '../../components/form-field.tsx';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 
@@ -42,6 +42,7 @@ export function CompetitorFormPage(props: {
       )}
       <form method="post" action={props.action} className="form" noValidate>
         <CsrfField token={page.csrfToken} />
+        <CommandKeyField />
         {values.expectedVersion !== undefined && (
           <input type="hidden" name="expectedVersion" value={values.expectedVersion} />
         )}

@@ -9,6 +9,7 @@ import { listSegments } from '#projections/segment-board/segment-board.queries.t
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { runCommand } from '../../commands.server.ts';
+import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import { fieldErrors, formValues } from '../../zod-form.server.ts';
@@ -96,7 +97,8 @@ export const competitorFormRoutes: RouteDef[] = [
   ),
 
   route('POST', '/competitors/new', 'competitors.create', async (ctx, deps) => {
-    const competitorId = randomUUID();
+    // A retried submission (same key) must name the same competitor, so the key names it.
+    const competitorId = idempotencyKey(ctx) ?? randomUUID();
     await submitForm(ctx, deps, {
       form: { mode: 'new', action: '/competitors/new', cancelHref: '/competitors' },
       command: (fields) => ({ type: 'AddCompetitor', payload: { ...fields, competitorId } }),

@@ -2,6 +2,7 @@ import type { NoteColumn } from '#events/competitor/fields.ts';
 import { noteColumns } from '#events/competitor/fields.ts';
 import type { CompetitorRow } from '#projections/competitor-list/competitor-row.ts';
 import type { Column } from '../../components/data-table/data-table.tsx';
+import { CommandKeyField } from '../../components/form-field.tsx';
 
 export const noteLabels: Record<NoteColumn, string> = {
   strengths: 'Strengths',
@@ -110,6 +111,7 @@ export function competitorColumns(options: {
           {options.canDelete && (
             <form method="post" action={`/competitors/${r.id}/delete`} data-confirm-delete>
               <input type="hidden" name="_csrf" value={options.csrfToken} />
+              <CommandKeyField />
               <button
                 type="submit"
                 className="button button--small button--danger"

@@ -2,7 +2,7 @@ import { roles } from '#events/user/fields.ts';
 import type { UserRow } from '#projections/user-list/user-list.queries.ts';
 import { DataTable, type Column } from '../../components/data-table/data-table.tsx';
 import type { TableState } from '../../components/data-table/table-state.ts';
-import { CsrfField, Field } from '../../components/form-field.tsx';
+import { CommandKeyField, CsrfField, Field } from '../../components/form-field.tsx';
 import { formatTime } from '../competitors/competitor-table.tsx';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
@@ -26,6 +26,7 @@ function userColumns(page: PageContext): Column<UserRow>[] {
       cell: (u) => (
         <form method="post" action={`/users/${u.id}/role`} className="inline-form">
           <CsrfField token={page.csrfToken} />
+          <CommandKeyField />
           <label className="sr-only" htmlFor={`role-${u.id}`}>
             Role of {u.displayName}
           </label>
@@ -53,6 +54,7 @@ function userColumns(page: PageContext): Column<UserRow>[] {
         ) : (
           <form method="post" action={`/users/${u.id}/${u.disabled ? 'enable' : 'disable'}`}>
             <CsrfField token={page.csrfToken} />
+            <CommandKeyField />
             <button type="submit" className={`button button--small${u.disabled ? '' : ' button--danger'}`}>
               {u.disabled ? 'Enable' : 'Disable'} <span className="sr-only">{u.displayName}</span>
             </button>
@@ -112,6 +114,7 @@ export function NewUserPage({
       <h1>Add user</h1>
       <form method="post" action="/users" className="form" noValidate>
         <CsrfField token={page.csrfToken} />
+        <CommandKeyField />
         <Field name="email" label="Email" error={errors.email}>
           {(a11y) => <input {...a11y} type="email" name="email" defaultValue={values.email} required />}
         </Field>

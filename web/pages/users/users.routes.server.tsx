@@ -7,6 +7,7 @@ import { createAccount } from '#services/user/accounts.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { renderTableRoute } from '../../table-route.server.tsx';
 import { runCommand } from '../../commands.server.ts';
+import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import { fieldErrors, formValues } from '../../zod-form.server.ts';
@@ -58,7 +59,7 @@ export const userRoutes: RouteDef[] = [
     const { outcome } = await createAccount(
       deps.db.pool,
       async (command) => (await runCommand(ctx, deps, command, ['user-list'])).outcome,
-      parsed.data,
+      { ...parsed.data, userId: idempotencyKey(ctx) },
     );
     if (outcome?.status === 'rejected') return rerender(outcome.fields ?? { email: outcome.message });
     addFlash(ctx, {

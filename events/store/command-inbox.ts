@@ -1,0 +1,86 @@
+import type { Queryable } from '#infra/db/database.ts';
+import type { CommandEnvelope, Outcome } from '../command.ts';
+
+export type Admission =
+  /** Stored now: the command will be handled whatever restarts next. */
+  | { kind: 'admitted' }
+  /** The same key arrived before and is still in flight: a retry; wait for the first one's outcome. */
+  | { kind: 'in-flight' }
+  /** The same key was handled before: its first outcome. */
+  | { kind: 'handled'; outcome: Outcome }
+  /** The key belongs to another user's command. */
+  | { kind: 'foreign' };
+
+/**
+ * The durable half of "accepted": commands are written here (Postgres) before anyone is told they were
+ * accepted, and stay until a worker has handled them. Redis only carries the wake-up; a worker re-sends
+ * whatever stays here too long, so a bus that lost its entries (a restart without persistence) loses
+ * nothing. Idempotency keys meet here too: a retried key is recognised, never admitted twice.
+ */
+export class CommandInbox {
+  constructor(private readonly db: Queryable) {}
+
+  async admit(envelope: CommandEnvelope): Promise<Admission> {
+    // One statement: the outcome of an earlier handling, or the row of an earlier admission, or a new row.
+    const { rows } = await this.db.query<{
+      outcome: Outcome | null;
+      admitted: boolean;
+      owner: string | null;
+    }>(
+      `WITH done AS (
+         SELECT outcome FROM command_outcomes WHERE command_id = $1
+       ), earlier AS (
+         SELECT actor_id FROM command_inbox WHERE command_id = $1
+       ), ins AS (
+         INSERT INTO command_inbox (command_id, actor_id, envelope)
+         SELECT $1, $2, $3::jsonb WHERE NOT EXISTS (SELECT 1 FROM done)
+         ON CONFLICT (command_id) DO NOTHING
+         RETURNING 1
+       )
+       SELECT (SELECT outcome FROM done) AS outcome, EXISTS (SELECT 1 FROM ins) AS admitted,
+              (SELECT actor_id FROM earlier) AS owner`,
+      [envelope.commandId, envelope.actor.id, JSON.stringify(envelope)],
+    );
+    const row = rows[0];
+    if (row?.admitted) return { kind: 'admitted' };
+    if (row?.outcome) return { kind: 'handled', outcome: row.outcome };
+    // A concurrent admission of the same key can win between our reads: then `owner` is null but the
+    // row exists; treating it as in flight is right (its handler will record the outcome).
+    if (row?.owner && row.owner !== envelope.actor.id) return { kind: 'foreign' };
+    return { kind: 'in-flight' };
+  }
+
+  /** Forgets commands once handled (or given up on): called by workers after each batch. */
+  async settle(commandIds: readonly string[]): Promise<void> {
+    if (commandIds.length === 0) return;
+    await this.db.query('DELETE FROM command_inbox WHERE command_id = ANY($1::text[])', [commandIds]);
+  }
+
+  /**
+   * Commands admitted (or last re-sent) more than `olderThanMs` ago and still here: the bus may have lost
+   * them. Marks them re-sent, so concurrent workers never take the same ones in the same round.
+   */
+  async takeStale(olderThanMs: number, limit: number): Promise<CommandEnvelope[]> {
+    const { rows } = await this.db.query<{ envelope: CommandEnvelope }>(
+      `UPDATE command_inbox SET resent_at = now(), resends = resends + 1
+       WHERE command_id IN (
+         SELECT command_id FROM command_inbox
+         WHERE coalesce(resent_at, accepted_at) < now() - make_interval(secs => $1::double precision / 1000)
+         ORDER BY accepted_at
+         LIMIT $2
+         FOR UPDATE SKIP LOCKED)
+       RETURNING envelope`,
+      [olderThanMs, limit],
+    );
+    return rows.map((r) => r.envelope);
+  }
+
+  /** How many accepted commands are not handled yet, and how old the oldest is (for /ops and /readyz). */
+  async backlog(): Promise<{ count: number; oldestSeconds: number }> {
+    const { rows } = await this.db.query<{ count: number; oldest: number | null }>(
+      `SELECT count(*)::int AS count, extract(epoch FROM now() - min(accepted_at))::float8 AS oldest
+       FROM command_inbox`,
+    );
+    return { count: rows[0]?.count ?? 0, oldestSeconds: rows[0]?.oldest ?? 0 };
+  }
+}
