@@ -100,7 +100,7 @@ export function startCommandWorker(options: WorkerOptions): Worker {
       );
       if (delivery.deliveryCount >= maxDeliveries) {
         await bus.deadLetter(delivery, message);
-        // Given up on: out of the inbox (an operator's retry from the dead letters puts it back).
+        // Given up on: settled in the inbox (an operator's retry from the dead letters sends it again).
         settled.push(envelope.commandId);
         const outcome: Outcome = {
           status: 'rejected',

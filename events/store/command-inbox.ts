@@ -11,6 +11,13 @@ export type Admission =
   /** The key belongs to another user's command. */
   | { kind: 'foreign' };
 
+/** The answer for a command the workers gave up on (see the dead letters on /ops). */
+export const givenUp: Outcome = {
+  status: 'rejected',
+  code: 'failed',
+  message: 'This change could not be saved because of a server problem. Please try again later.',
+};
+
 /**
  * The durable half of "accepted": commands are written here (Postgres) before anyone is told they were
  * accepted, and stay until a worker has handled them. Redis only carries the wake-up; a worker re-sends
@@ -26,11 +33,12 @@ export class CommandInbox {
       outcome: Outcome | null;
       admitted: boolean;
       owner: string | null;
+      given_up: boolean | null;
     }>(
       `WITH done AS (
          SELECT outcome FROM command_outcomes WHERE command_id = $1
        ), earlier AS (
-         SELECT actor_id FROM command_inbox WHERE command_id = $1
+         SELECT actor_id, settled_at FROM command_inbox WHERE command_id = $1
        ), ins AS (
          INSERT INTO command_inbox (command_id, actor_id, envelope)
          SELECT $1, $2, $3::jsonb WHERE NOT EXISTS (SELECT 1 FROM done)
@@ -38,22 +46,28 @@ export class CommandInbox {
          RETURNING 1
        )
        SELECT (SELECT outcome FROM done) AS outcome, EXISTS (SELECT 1 FROM ins) AS admitted,
-              (SELECT actor_id FROM earlier) AS owner`,
+              (SELECT actor_id FROM earlier) AS owner,
+              (SELECT settled_at IS NOT NULL FROM earlier) AS given_up`,
       [envelope.commandId, envelope.actor.id, JSON.stringify(envelope)],
     );
     const row = rows[0];
     if (row?.admitted) return { kind: 'admitted' };
-    if (row?.outcome) return { kind: 'handled', outcome: row.outcome };
-    // A concurrent admission of the same key can win between our reads: then `owner` is null but the
-    // row exists; treating it as in flight is right (its handler will record the outcome).
     if (row?.owner && row.owner !== envelope.actor.id) return { kind: 'foreign' };
+    if (row?.outcome) return { kind: 'handled', outcome: row.outcome };
+    // Settled without an outcome: the workers gave up on it (it is in the dead letters).
+    if (row?.given_up) return { kind: 'handled', outcome: givenUp };
+    // Admitted before and not handled yet — or admitted by a concurrent request between our reads (then
+    // `owner` is null): either way it is in flight, and its handler will record the outcome.
     return { kind: 'in-flight' };
   }
 
-  /** Forgets commands once handled (or given up on): called by workers after each batch. */
+  /** Marks commands handled (or given up on): called by workers after each batch. */
   async settle(commandIds: readonly string[]): Promise<void> {
     if (commandIds.length === 0) return;
-    await this.db.query('DELETE FROM command_inbox WHERE command_id = ANY($1::text[])', [commandIds]);
+    await this.db.query(
+      'UPDATE command_inbox SET settled_at = now() WHERE command_id = ANY($1::text[]) AND settled_at IS NULL',
+      [commandIds],
+    );
   }
 
   /**
@@ -65,7 +79,7 @@ export class CommandInbox {
       `UPDATE command_inbox SET resent_at = now(), resends = resends + 1
        WHERE command_id IN (
          SELECT command_id FROM command_inbox
-         WHERE coalesce(resent_at, accepted_at) < now() - make_interval(secs => $1::double precision / 1000)
+         WHERE settled_at IS NULL AND coalesce(resent_at, accepted_at) < now() - make_interval(secs => $1::double precision / 1000)
          ORDER BY accepted_at
          LIMIT $2
          FOR UPDATE SKIP LOCKED)
@@ -79,7 +93,7 @@ export class CommandInbox {
   async backlog(): Promise<{ count: number; oldestSeconds: number }> {
     const { rows } = await this.db.query<{ count: number; oldest: number | null }>(
       `SELECT count(*)::int AS count, extract(epoch FROM now() - min(accepted_at))::float8 AS oldest
-       FROM command_inbox`,
+       FROM command_inbox WHERE settled_at IS NULL`,
     );
     return { count: rows[0]?.count ?? 0, oldestSeconds: rows[0]?.oldest ?? 0 };
   }

@@ -17,6 +17,19 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   const pglite = await PGlite.create(location, { extensions: { pg_trgm } });
   const pool = new pg.Pool({ ...createPgConfig(pglite), types: typeParsers });
   pool.on('error', () => undefined);
+  // pg-pool destroys the client of any query that fails (a unique violation, a bad search) and opens a
+  // new one. Over PGlite that new client shares the one backend with whatever is queued behind it, and
+  // the swap confused the protocol of concurrent queries ("unexpected commandComplete message"). A failed
+  // query leaves PGlite's session usable, so the one client is kept.
+  const query = (async (...args: Parameters<pg.Pool['query']>) => {
+    const client = await pool.connect();
+    try {
+      return await (client.query as (...a: unknown[]) => Promise<unknown>)(...args);
+    } finally {
+      client.release();
+    }
+  }) as pg.Pool['query'];
+  pool.query = query;
 
   // PGlite's own listen sees every notification; the node-postgres adapter would miss them.
   const notifier: Notifier = {

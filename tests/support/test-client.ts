@@ -5,6 +5,8 @@ export interface RequestOptions {
   /** The Origin header to send (browsers send it on POST); default: our own. */
   origin?: string | null;
   secFetchSite?: string;
+  /** More headers (e.g. Idempotency-Key). */
+  headers?: Record<string, string>;
 }
 
 /** A tiny browser stand-in: keeps cookies, remembers the CSRF token of the last page, never follows redirects. */
@@ -72,7 +74,7 @@ export class TestClient {
     const origin = options.origin === undefined ? this.baseUrl : options.origin;
     if (origin) headers.Origin = origin;
     if (options.secFetchSite) headers['Sec-Fetch-Site'] = options.secFetchSite;
-    return headers;
+    return { ...headers, ...options.headers };
   }
 
   private async absorb(response: Response): Promise<void> {

@@ -146,6 +146,13 @@ export const competitorFormRoutes: RouteDef[] = [
   }),
 
   route('POST', '/competitors/:id/delete', 'competitors.delete', async (ctx, deps) => {
+    const key = idempotencyKey(ctx);
+    const earlier = key ? await deps.store.findOutcome(key) : undefined;
+    if (earlier?.status === 'accepted') {
+      // This same delete again (a double submit, a retry after a lost answer): it is done already.
+      addFlash(ctx, { kind: 'success', text: 'The competitor was deleted.' });
+      return ctx.redirect('/competitors');
+    }
     const c = await loadCompetitor(deps, ctx.params.id);
     const { outcome } = await runCommand(
       ctx,
