@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { competitorStream } from '#events/streams.ts';
+import { loadConfig } from '#infra/config.ts';
+import { createRedisClient } from '#infra/redis.ts';
+import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
+import { startRuntime } from '#web/runtime.server.ts';
+import { databaseBackends, testRedisUrl } from '#tests/support/environment.ts';
+import { addCompetitorCommand, silentLog, testActor } from '#tests/support/runtime-pieces.ts';
+import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
+
+/**
+ * "Accepted" is a promise: a command admitted to the inbox is applied even when the bus that carried it
+ * loses it — the in-process bus dying with its process, or Redis restarting without persistence.
+ */
+const setups = [
+  ...databaseBackends.map((backend) => ({ name: `${backend}, in-process bus`, backend, redis: false })),
+  ...(testRedisUrl ? [{ name: 'postgres, Redis bus', backend: 'postgres' as const, redis: true }] : []),
+];
+
+describe.each(setups)('command inbox on $name', ({ backend, redis }) => {
+  let db: TestDatabase;
+  const prefix = `rivals-test-inbox-${randomUUID().slice(0, 8)}:`;
+
+  const config = () =>
+    loadConfig({
+      LOG_LEVEL: 'silent',
+      SESSION_SECRET: 'x'.repeat(40),
+      INBOX_RESEND_AFTER_MS: '300',
+      ...(redis ? { DATABASE_URL: db.url, REDIS_URL: testRedisUrl, REDIS_PREFIX: prefix } : {}),
+    });
+
+  beforeAll(async () => {
+    db = await createTestDatabase(backend);
+    const runtime = await startRuntime(config(), silentLog, { purpose: 'test', db, work: true });
+    await bootstrapContent(runtime.store, runtime.handle, { demoData: false });
+    await runtime.close();
+  });
+
+  afterAll(async () => {
+    if (redis && testRedisUrl) {
+      const client = createRedisClient(testRedisUrl, silentLog, { name: 'cleanup' });
+      const keys = await client.keys(`${prefix}*`);
+      if (keys.length > 0) await client.del(...keys);
+      client.disconnect();
+    }
+    await db.drop();
+  });
+
+  it('a command whose bus entry was lost is re-sent from the inbox and applied exactly once', async () => {
+    // A web-only process admits the command and puts it on the bus; nobody consumes it...
+    const web = await startRuntime(config(), silentLog, { purpose: 'test', db, work: false });
+    const command = addCompetitorCommand(`Inboxed ${randomUUID().slice(0, 8)}`);
+    const { outcome, commandId } = await web.gateway.dispatch(command, testActor, { timeoutMs: 200 });
+    expect(outcome).toBeUndefined();
+    expect((await web.inbox.backlog()).count).toBe(1);
+    // ...and the bus loses it: the process (and its in-memory bus) dies, or Redis restarts empty.
+    if (web.redis) await web.redis.del(`${prefix}commands`);
+    await web.close();
+
+    const worker = await startRuntime(config(), silentLog, { purpose: 'test', db, work: true });
+    try {
+      let stored = await worker.store.findOutcome(commandId);
+      for (let tries = 0; !stored && tries < 200; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        stored = await worker.store.findOutcome(commandId);
+      }
+      expect(stored?.status).toBe('accepted');
+      const { events } = await worker.store.readStream(competitorStream(command.payload.competitorId));
+      expect(events.map((e) => e.type)).toEqual(['CompetitorAdded']);
+      for (let tries = 0; (await worker.inbox.backlog()).count > 0 && tries < 100; tries++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      expect((await worker.inbox.backlog()).count).toBe(0);
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('when the database cannot take the command, the caller hears 503 and nothing is stored', async () => {
+    const web = await startRuntime(config(), silentLog, { purpose: 'test', db, work: false });
+    try {
+      const admit = web.inbox.admit.bind(web.inbox);
+      web.inbox.admit = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+      const command = addCompetitorCommand(`Refused ${randomUUID().slice(0, 8)}`);
+      await expect(web.gateway.dispatch(command, testActor, { timeoutMs: 200 })).rejects.toMatchObject({
+        status: 503,
+        message: expect.stringMatching(/Nothing was saved/) as unknown,
+      });
+      web.inbox.admit = admit;
+      const { events } = await web.store.readStream(competitorStream(command.payload.competitorId));
+      expect(events).toHaveLength(0);
+    } finally {
+      await web.close();
+    }
+  });
+});
