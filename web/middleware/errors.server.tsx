@@ -1,5 +1,6 @@
 import type { Context, Middleware } from 'koa';
-import { AppError, TooManyRequestsError, ValidationError } from '#infra/errors.ts';
+import { isConnectionError } from '#infra/db/database.ts';
+import { AppError, ServiceUnavailableError, TooManyRequestsError, ValidationError } from '#infra/errors.ts';
 import type { Logger } from '#infra/logger.ts';
 import { ErrorPage } from '../pages/error.page.tsx';
 import { pageContext, renderHtml } from '../render.server.tsx';
@@ -16,6 +17,7 @@ const titles: Record<number, string> = {
   413: 'Too large',
   429: 'Slow down',
   500: 'Something went wrong',
+  503: 'Back in a moment',
 };
 
 /**
@@ -37,6 +39,7 @@ export function errorMiddleware(log: Logger): Middleware {
         known?.message ?? 'Something went wrong on our side. It has been logged; please try again.';
       ctx.set('Cache-Control', 'no-store');
       if (error instanceof TooManyRequestsError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+      if (status === 503) ctx.set('Retry-After', '2');
       if (wantsJson(ctx)) {
         ctx.status = status;
         ctx.body = {
@@ -61,6 +64,12 @@ export function errorMiddleware(log: Logger): Middleware {
 /** Our own errors, plus the framework's client errors (body too large, bad JSON) with their text. */
 function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
+  // The database is down (a restart, a failover): nothing was changed, and the same request may be sent
+  // again — the browser does so by itself for calls, with the same idempotency key.
+  if (isConnectionError(error))
+    return new ServiceUnavailableError(
+      'Rivals cannot reach its database right now. Nothing was changed; please try again in a moment.',
+    );
   const e = error as { status?: number; expose?: boolean; message?: string };
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
     return new AppError(e.status, 'bad_request', e.message ?? 'Bad request.');
