@@ -21,7 +21,7 @@ function notes(
       data: { competitorId, column, value, noteVersion },
     })),
     testMetadata({ actor: { id: 'user-2', name: 'Grace' }, at }),
-  ).map((e, i) => ({ ...e, position: 11 + i })) as NoteUpdated[];
+  ).map((e, i) => ({ ...e, position: 11 + i }));
 }
 
 const row = (
