@@ -1,3 +1,4 @@
+import { isCompetitorEvent } from '#events/competitor/events.ts';
 import type { RecordedEvent } from '#events/envelope.ts';
 import { auditLine, type AuditedEvent } from '#projections/audit-log/audit-summary.ts';
 import type { ProjectionRunner } from '#projections/runner.ts';
@@ -5,15 +6,9 @@ import type { ChangeMessage } from './change-message.ts';
 import { COMPETITORS_ROOM, type Realtime } from './realtime.server.ts';
 
 const SHOWN = 20;
-const competitorTypes = new Set([
-  'CompetitorAdded',
-  'CompetitorUpdated',
-  'CompetitorNoteUpdated',
-  'CompetitorDeleted',
-]);
 
 export function changeMessage(events: readonly RecordedEvent[]): ChangeMessage | undefined {
-  const relevant = events.filter((e) => competitorTypes.has(e.type));
+  const relevant = events.filter(isCompetitorEvent);
   if (relevant.length === 0) return undefined;
   const changes = relevant.slice(-SHOWN).map((event) => {
     const line = auditLine(event as AuditedEvent, () => undefined);
