@@ -11,7 +11,7 @@ export function changeMessage(events: readonly RecordedEvent[]): ChangeMessage |
   const relevant = events.filter(isCompetitorEvent);
   if (relevant.length === 0) return undefined;
   const changes = relevant.slice(-SHOWN).map((event) => {
-    const line = auditLine(event as AuditedEvent, () => undefined);
+    const line = auditLine(event, () => undefined);
     return {
       type: event.type,
       competitorId: line.competitorId,
