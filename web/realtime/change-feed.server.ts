@@ -1,6 +1,6 @@
 import { isCompetitorEvent } from '#events/competitor/events.ts';
 import type { RecordedEvent } from '#events/envelope.ts';
-import { auditLine, type AuditedEvent } from '#projections/audit-log/audit-summary.ts';
+import { auditLine } from '#projections/audit-log/audit-summary.ts';
 import type { ProjectionRunner } from '#projections/runner.ts';
 import type { ChangeMessage } from './change-message.ts';
 import { COMPETITORS_ROOM, type Realtime } from './realtime.server.ts';
