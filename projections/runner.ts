@@ -1,6 +1,7 @@
 import { compareCheckpoints, startOfLog, type Checkpoint, type RecordedEvent } from '#events/envelope.ts';
-import { EVENTS_CHANNEL, type EventStore } from '#events/store/event-store.ts';
+import type { EventStore } from '#events/store/event-store.ts';
 import { withTransaction, type Database, type Queryable } from '#infra/db/database.ts';
+import { notify, notifyChannels } from '#infra/db/notify-channels.ts';
 import type { Logger } from '#infra/logger.ts';
 import { liveTables, type Projection } from './projection.ts';
 
@@ -20,8 +21,6 @@ export interface RunnerOptions {
 
 type BatchResult =
   { kind: 'applied'; events: RecordedEvent[] } | { kind: 'idle' } | { kind: 'unsettled' } | { kind: 'busy' };
-
-export const PROJECTED_CHANNEL = 'rivals_projected';
 
 /**
  * Keeps every projection caught up with the log. Each batch reads events in commit-safe order and
@@ -46,7 +45,9 @@ export class ProjectionRunner {
 
   async start(): Promise<void> {
     this.running = true;
-    this.unlisten = await this.options.db.notifier.listen(EVENTS_CHANNEL, () => this.wakeAll());
+    this.unlisten = await this.options.db.notifier.listen(notifyChannels.eventsAppended, () =>
+      this.wakeAll(),
+    );
     this.loops = this.options.projections.map((p) => this.loop(p));
   }
 
@@ -147,7 +148,7 @@ export class ProjectionRunner {
     });
     if (result.kind === 'applied') {
       // After the commit, in its own statement: see EventStore.notifyAppended.
-      await db.pool.query('SELECT pg_notify($1, $2)', [PROJECTED_CHANNEL, projection.name]);
+      await notify(db.pool, notifyChannels.projected, projection.name);
     }
     if (result.kind === 'applied' && result.events.length > 0) {
       for (const reactor of this.reactors) {

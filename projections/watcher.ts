@@ -1,6 +1,7 @@
 import type { Checkpoint } from '#events/envelope.ts';
 import type { Database } from '#infra/db/database.ts';
-import { checkpointReached, PROJECTED_CHANNEL } from './runner.ts';
+import { notifyChannels } from '#infra/db/notify-channels.ts';
+import { checkpointReached } from './runner.ts';
 
 interface Waiter {
   names: readonly string[];
@@ -26,7 +27,7 @@ export class ProjectionWatcher {
   ) {}
 
   async start(): Promise<void> {
-    this.unlisten = await this.db.notifier.listen(PROJECTED_CHANNEL, () => this.check());
+    this.unlisten = await this.db.notifier.listen(notifyChannels.projected, () => this.check());
   }
 
   async stop(): Promise<void> {

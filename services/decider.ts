@@ -27,7 +27,5 @@ export const reject = (
 export const isRejection = (value: Decision | Outcome): value is Rejection =>
   'status' in value && value.status === 'rejected';
 
-/** Exhaustiveness check for `switch` over a union. */
-export function assertNever(value: never): never {
-  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
-}
+/** Lives in infra (every layer uses it); re-exported until command-handler.ts imports it from there. */
+export { assertNever } from '#infra/assert-never.ts';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Recorded, RecordedEvent } from '../envelope.ts';
 import { defineEvent } from '../registry.ts';
 import { competitorFields, noteColumns } from './fields.ts';
 
@@ -59,6 +60,18 @@ export type CompetitorEvent =
   | { type: 'CompetitorUpdated'; data: CompetitorUpdatedData }
   | { type: 'CompetitorNoteUpdated'; data: CompetitorNoteUpdatedData }
   | { type: 'CompetitorDeleted'; data: CompetitorDeletedData };
+
+/** The competitor's own event types (not the name claims), listed once; a missing one is a type error. */
+const competitorEventType: Record<CompetitorEvent['type'], true> = {
+  CompetitorAdded: true,
+  CompetitorUpdated: true,
+  CompetitorNoteUpdated: true,
+  CompetitorDeleted: true,
+};
+export const competitorEventTypes = Object.keys(competitorEventType) as CompetitorEvent['type'][];
+
+export const isCompetitorEvent = (event: RecordedEvent): event is Recorded<CompetitorEvent> =>
+  Object.hasOwn(competitorEventType, event.type);
 
 export type CompetitorNameEvent =
   | { type: 'CompetitorNameClaimed'; data: z.infer<typeof CompetitorNameClaimed.schema> }

@@ -2,6 +2,7 @@ import type { Outcome } from '../command.ts';
 import type { Checkpoint, EventMetadata, NewEvent, RecordedEvent } from '../envelope.ts';
 import type { EventRegistry } from '../registry.ts';
 import { pgErrorCode, type Queryable } from '#infra/db/database.ts';
+import { notify, notifyChannels } from '#infra/db/notify-channels.ts';
 
 export type AppendResult =
   | { kind: 'appended'; outcome: Extract<Outcome, { status: 'accepted' }> }
@@ -63,9 +64,6 @@ WITH seen AS (
 SELECT outcome, false AS duplicate FROM o
 UNION ALL
 SELECT outcome, true AS duplicate FROM seen`;
-
-/** Where writers announce new events, after their commits; projection runners listen. */
-export const EVENTS_CHANNEL = 'rivals_events';
 
 export class EventStore {
   constructor(
@@ -166,7 +164,7 @@ export class EventStore {
    * would serialize all commits on Postgres's notification lock); writers call it once per batch.
    */
   async notifyAppended(): Promise<void> {
-    await this.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, '']);
+    await notify(this.db, notifyChannels.eventsAppended);
   }
 
   /** Records an outcome that appended nothing (a rejection, a no-op); returns the first one recorded. */

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import type { NotifyChannel } from './notify-channels.ts';
 
 export type Pool = pg.Pool;
 export type Client = pg.PoolClient;
@@ -7,7 +8,7 @@ export type Queryable = Pick<pg.Pool, 'query'>;
 
 /** Subscribes to Postgres notifications; resolves to an unsubscribe function. */
 export interface Notifier {
-  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  listen(channel: NotifyChannel, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
 export interface Database {

@@ -1,4 +1,4 @@
-import type { CompetitorEvent } from '#events/competitor/events.ts';
+import { competitorEventTypes, isCompetitorEvent } from '#events/competitor/events.ts';
 import type { Recorded, RecordedEvent } from '#events/envelope.ts';
 import type { SegmentEvent } from '#events/segment/events.ts';
 import type { Queryable } from '#infra/db/database.ts';
@@ -7,12 +7,6 @@ import { evolveCompetitorRow, type CompetitorRow } from './competitor-row.ts';
 import { loadRows, removeRanks, upsertRows } from './competitor-list.writer.ts';
 
 type Tables = 'competitor_list' | 'competitor_list_segments';
-const competitorTypes = new Set([
-  'CompetitorAdded',
-  'CompetitorUpdated',
-  'CompetitorNoteUpdated',
-  'CompetitorDeleted',
-]);
 
 /**
  * The competitor table and battlecards. A batch is folded in memory (pure `evolveCompetitorRow`) over
@@ -23,11 +17,11 @@ export const competitorListProjection: Projection<Tables> = {
   name: 'competitor-list',
   version: 1,
   tables: ['competitor_list', 'competitor_list_segments'],
-  handles: [...competitorTypes, 'SegmentAdded'],
+  handles: [...competitorEventTypes, 'SegmentAdded'],
 
   async apply(db, events, tables) {
     const segments = await applySegments(db, events, tables);
-    const competitorEvents = events.filter((e) => competitorTypes.has(e.type)) as Recorded<CompetitorEvent>[];
+    const competitorEvents = events.filter(isCompetitorEvent);
     if (competitorEvents.length === 0) return;
 
     const ids = [...new Set(competitorEvents.map((e) => e.data.competitorId))];

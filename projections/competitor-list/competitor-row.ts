@@ -1,7 +1,7 @@
 import type { CompetitorEvent } from '#events/competitor/events.ts';
 import type { NoteColumn, Threat } from '#events/competitor/fields.ts';
 import type { Recorded } from '#events/envelope.ts';
-import { assertNever } from '#services/decider.ts';
+import { assertNever } from '#infra/assert-never.ts';
 
 export interface NoteMeta {
   version: number;

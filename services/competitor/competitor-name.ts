@@ -1,5 +1,6 @@
 import type { CompetitorNameEvent } from '#events/competitor/events.ts';
-import { accept, assertNever, reject, type Decider } from '../decider.ts';
+import { assertNever } from '#infra/assert-never.ts';
+import { accept, reject, type Decider } from '../decider.ts';
 
 /**
  * One stream per case-folded name keeps names unique among live competitors without a global lock:

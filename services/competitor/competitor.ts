@@ -7,7 +7,8 @@ import type {
 import type { CompetitorEvent } from '#events/competitor/events.ts';
 import { noteColumns, type CompetitorFields, type NoteColumn } from '#events/competitor/fields.ts';
 import type { Actor } from '#events/envelope.ts';
-import { accept, assertNever, reject, type Decider, type Decision } from '../decider.ts';
+import { assertNever } from '#infra/assert-never.ts';
+import { accept, reject, type Decider, type Decision } from '../decider.ts';
 
 export interface NoteState {
   value: string;

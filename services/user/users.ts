@@ -1,7 +1,8 @@
 import type { UserEvent } from '#events/user/events.ts';
 import type { UserCommand } from '#events/user/commands.ts';
 import type { Role } from '#events/user/fields.ts';
-import { accept, assertNever, reject, type Decider, type Decision } from '../decider.ts';
+import { assertNever } from '#infra/assert-never.ts';
+import { accept, reject, type Decider, type Decision } from '../decider.ts';
 
 export interface UserState {
   email: string;

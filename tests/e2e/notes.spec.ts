@@ -75,6 +75,23 @@ function componentCalls(page: Page): Request[] {
   return calls;
 }
 
+/**
+ * The component calls the page has made so far, known to be complete: the page itself sends a marker
+ * request after everything it had started, and the list is read once that marker is seen (requests
+ * reach `page.on('request')` in the order the page sends them). A positive signal, not a fixed sleep.
+ */
+async function componentCallsSoFar(page: Page, calls: Request[]): Promise<string[]> {
+  const marker = `/healthz?marker=${randomBytes(6).toString('hex')}`;
+  const seen = page.waitForRequest((request) => request.url().endsWith(marker));
+  // After a macrotask, so anything the page's own handlers queued (timers of 0, promise callbacks) went first.
+  await page.evaluate(async (url) => {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await fetch(url);
+  }, marker);
+  await seen;
+  return calls.map((r) => r.url());
+}
+
 const isNoteCall = (request: Request) =>
   request.method() === 'POST' && new URL(request.url()).pathname === '/components/competitor-notes';
 
@@ -174,9 +191,8 @@ test.describe('the notes dialog', () => {
     await expect(d.dialog).toBeHidden();
     await expect(noteText(page, 'general')).toHaveText(northwind.notes.general);
 
-    // A moment for anything stray to go out, then: nothing was sent.
-    await page.waitForTimeout(300);
-    expect(calls.map((r) => r.url())).toEqual([]);
+    // Nothing was sent, up to a request the page makes after everything above.
+    expect(await componentCallsSoFar(page, calls)).toEqual([]);
   });
 
   test('empty and whitespace-only values show "Value is required!" and send nothing', async ({
@@ -206,8 +222,7 @@ test.describe('the notes dialog', () => {
     // Cancel still works after the refusals, and closes the dialog.
     await d.cancel.click();
     await expect(d.dialog).toBeHidden();
-    await page.waitForTimeout(300);
-    expect(calls.map((r) => r.url())).toEqual([]);
+    expect(await componentCallsSoFar(page, calls)).toEqual([]);
     await expect(strengths).toHaveAttribute('data-value', northwind.notes.strengths);
   });
 });
@@ -267,7 +282,7 @@ test.describe('saving a note', () => {
     await expect(pricing).toHaveAttribute('title', text);
     await expect(pricing).toHaveAttribute('data-version', '1');
     expect(await sameDocument(page)).toBe(true);
-    expect(calls).toHaveLength(1);
+    expect(await componentCallsSoFar(page, calls)).toHaveLength(1);
 
     // Opening it again is prefilled with the saved text, and carries the new version.
     await pricing.click();
@@ -743,7 +758,7 @@ test('a viewer sees notes read-only, and the server refuses their update-note', 
     await expect(viewer.locator('html')).toHaveAttribute('data-ready', 'true');
     await expect(noteText(viewer, 'pricing')).toHaveText(northwind.notes.pricing);
     await expect(viewer.locator('#battlecard button[data-note]')).toHaveCount(0);
-    expect(calls).toHaveLength(0);
+    expect(await componentCallsSoFar(viewer, calls)).toEqual([]);
 
     // The server is the guard: a hand-made call is refused and changes nothing.
     const competitorId = (await viewer.locator('#battlecard').getAttribute('data-competitor-id')) ?? '';

@@ -8,7 +8,7 @@ import { RedisCommandBus } from '#events/bus/redis-command-bus.ts';
 import { noteColumns } from '#events/competitor/fields.ts';
 import type { CommandEnvelope } from '#events/command.ts';
 import { createRedisClient, type Redis } from '#infra/redis.ts';
-import { testDatabaseUrl, testRedisUrl } from '#tests/support/environment.ts';
+import { backendUrl } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope, silentLog, writeSide } from '#tests/support/runtime-pieces.ts';
 import { createTestDatabase } from '#tests/support/test-database.ts';
 
@@ -148,17 +148,9 @@ const field = (fields: unknown[], name: string): unknown => {
 
 describe('worker crash', () => {
   it(`loses and duplicates no command while the worker is SIGKILLed ${KILLS} times`, async () => {
-    const missing = [
-      testDatabaseUrl ? undefined : 'TEST_DATABASE_URL',
-      testRedisUrl ? undefined : 'TEST_REDIS_URL',
-    ].filter((name): name is string => name !== undefined);
-    if (missing.length > 0 || !testDatabaseUrl || !testRedisUrl) {
-      throw new Error(
-        `The worker crash fault test needs a real Postgres and Redis: ${missing.join(' and ')} ` +
-          `${missing.length > 1 ? 'are' : 'is'} not set ` +
-          '(e.g. TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres TEST_REDIS_URL=redis://127.0.0.1:6379).',
-      );
-    }
+    // A real Postgres and Redis, always: throws naming the missing variable (this test never skips).
+    const testRedisUrl = backendUrl('redis');
+    backendUrl('postgres');
     const startedAt = Date.now();
     const runId = randomBytes(6).toString('hex');
     const prefix = `rivals-fault-${runId}:`;

@@ -7,15 +7,16 @@ import { RedisCommandBus } from '#events/bus/redis-command-bus.ts';
 import { commandEnvelopeSchema, type CommandEnvelope } from '#events/command.ts';
 import { createLogger } from '#infra/logger.ts';
 import { createRedisClient, type Redis } from '#infra/redis.ts';
-import { testRedisUrl } from '#tests/support/environment.ts';
+import { backendUrl, runs } from '#tests/support/environment.ts';
 
 /**
- * One contract, every CommandBus: the embedded bus always, the Redis Streams bus when TEST_REDIS_URL is
- * set (the runner reports a missing Redis; nothing here skips). Buses use a short claimIdleMs so the
+ * One contract, every CommandBus: the embedded bus always, the Redis Streams bus unless RIVALS_TEST_SKIP
+ * names redis (without TEST_REDIS_URL the file fails at once, saying so). Buses use a short claimIdleMs so the
  * crashed-consumer path runs in a fraction of a second.
  */
 
 const silent = createLogger('silent');
+const testRedisUrl = runs('redis') ? backendUrl('redis') : undefined;
 const CLAIM_IDLE_MS = 300;
 /** Long enough past claimIdleMs for an unacknowledged entry to be claimable. */
 const PAST_CLAIM_IDLE_MS = CLAIM_IDLE_MS + 100;
@@ -197,28 +198,26 @@ for (const implementation of implementations) {
         expect(await bus.pendingCount()).toBe(1);
       });
 
-      it('returns [] after about blockMs when nothing is available', async () => {
+      it('returns [] when nothing arrives within blockMs, and the next read still gets what is sent', async () => {
+        // That a read really blocks (rather than returning [] at once) is the next test: it has to be woken.
         const bus = await open().connect();
-        const started = performance.now();
-        const deliveries = await bus.read('c1', { blockMs: BLOCK_MS });
-        const elapsed = performance.now() - started;
-        expect(deliveries).toEqual([]);
-        expect(elapsed).toBeGreaterThanOrEqual(BLOCK_MS - 15);
-        expect(elapsed).toBeLessThan(BLOCK_MS + 900);
+        expect(await bus.read('c1', { blockMs: BLOCK_MS })).toEqual([]);
+        const envelope = makeEnvelope();
+        const id = await bus.send(envelope);
+        expect(await bus.read('c1', { blockMs: BLOCK_MS })).toEqual([{ id, envelope, deliveryCount: 1 }]);
       });
 
-      it('wakes a blocked read as soon as a command is sent', async () => {
+      it('wakes a blocked read when a command is sent', async () => {
         const harness = open();
         const reader = await harness.connect();
         const sender = await harness.connect();
-        const started = performance.now();
-        const reading = reader.read('c1', { blockMs: 2_000 });
+        // The read starts before the command exists, so it can only deliver it by being woken; one that
+        // did not block, or was never woken, answers [] instead.
+        const reading = reader.read('c1', { blockMs: 5_000 });
         await sleep(50);
         const envelope = makeEnvelope();
         const id = await sender.send(envelope);
-        const deliveries = await reading;
-        expect(deliveries).toEqual([{ id, envelope, deliveryCount: 1 }]);
-        expect(performance.now() - started).toBeLessThan(1_000);
+        expect(await reading).toEqual([{ id, envelope, deliveryCount: 1 }]);
       });
 
       it('respects COUNT and delivers in send order', async () => {
@@ -261,21 +260,30 @@ for (const implementation of implementations) {
         expect(await other.read('c3', { blockMs: BLOCK_MS })).toEqual([]);
       });
 
-      it('hands an unacknowledged entry to another consumer only after claimIdleMs', async () => {
+      it('keeps an unacknowledged entry with its consumer until claimIdleMs has passed', async () => {
+        // A claimIdleMs no test run reaches, so "not yet" does not depend on how fast this machine is.
+        const harness = open({ claimIdleMs: 600_000 });
+        const crashed = await harness.connect();
+        const survivor = await harness.connect();
+        const envelope = makeEnvelope();
+        const id = await crashed.send(envelope);
+        expect(await crashed.read('crashed', { blockMs: BLOCK_MS })).toEqual([
+          { id, envelope, deliveryCount: 1 },
+        ]);
+
+        expect(await survivor.read('survivor', { blockMs: BLOCK_MS })).toEqual([]);
+        expect(await crashed.pendingCount()).toBe(1);
+      });
+
+      it('hands an unacknowledged entry to another consumer after claimIdleMs', async () => {
         const harness = open();
         const crashed = await harness.connect();
         const survivor = await harness.connect();
         const envelope = makeEnvelope();
         const id = await crashed.send(envelope);
-
-        const deliveredAt = performance.now();
         expect(await crashed.read('crashed', { blockMs: BLOCK_MS })).toEqual([
           { id, envelope, deliveryCount: 1 },
         ]);
-
-        // Not before: the entry is still fresh in the crashed consumer's hands.
-        expect(await survivor.read('survivor', { blockMs: BLOCK_MS })).toEqual([]);
-        expect(performance.now() - deliveredAt).toBeLessThan(CLAIM_IDLE_MS);
 
         await sleep(PAST_CLAIM_IDLE_MS);
         expect(await survivor.read('survivor', { blockMs: BLOCK_MS })).toEqual([
@@ -594,7 +602,6 @@ if (testRedisUrl) {
       const killedId = await connectionId();
       expect(killedId).toBeDefined();
 
-      const started = performance.now();
       const interrupted = settle(bus.read('w1', { blockMs: 2_000 }));
       await sleep(100);
       expect(await adminClient().call('CLIENT', 'KILL', 'ID', killedId!)).toBe(1);
@@ -609,7 +616,6 @@ if (testRedisUrl) {
       }
 
       expect(delivered).toContainEqual({ id, envelope, deliveryCount: 1 });
-      expect(performance.now() - started).toBeLessThan(5_000);
       // It really was a new connection.
       const reconnectedId = await connectionId();
       expect(reconnectedId).toBeDefined();

@@ -5,7 +5,7 @@ import { loadConfig } from '#infra/config.ts';
 import { createRedisClient } from '#infra/redis.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
 import { startRuntime } from '#web/runtime.server.ts';
-import { databaseBackends, testRedisUrl } from '#tests/support/environment.ts';
+import { backendUrl, databaseBackends, runs } from '#tests/support/environment.ts';
 import { addCompetitorCommand, silentLog, testActor } from '#tests/support/runtime-pieces.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
@@ -15,7 +15,9 @@ import { createTestDatabase, type TestDatabase } from '#tests/support/test-datab
  */
 const setups = [
   ...databaseBackends.map((backend) => ({ name: `${backend}, in-process bus`, backend, redis: false })),
-  ...(testRedisUrl ? [{ name: 'postgres, Redis bus', backend: 'postgres' as const, redis: true }] : []),
+  ...(runs('redis') && runs('postgres')
+    ? [{ name: 'postgres, Redis bus', backend: 'postgres' as const, redis: true }]
+    : []),
 ];
 
 describe.each(setups)('command inbox on $name', ({ backend, redis }) => {
@@ -27,7 +29,7 @@ describe.each(setups)('command inbox on $name', ({ backend, redis }) => {
       LOG_LEVEL: 'silent',
       SESSION_SECRET: 'x'.repeat(40),
       INBOX_RESEND_AFTER_MS: '300',
-      ...(redis ? { DATABASE_URL: db.url, REDIS_URL: testRedisUrl, REDIS_PREFIX: prefix } : {}),
+      ...(redis ? { DATABASE_URL: db.url, REDIS_URL: backendUrl('redis'), REDIS_PREFIX: prefix } : {}),
     });
 
   beforeAll(async () => {
@@ -38,8 +40,8 @@ describe.each(setups)('command inbox on $name', ({ backend, redis }) => {
   });
 
   afterAll(async () => {
-    if (redis && testRedisUrl) {
-      const client = createRedisClient(testRedisUrl, silentLog, { name: 'cleanup' });
+    if (redis) {
+      const client = createRedisClient(backendUrl('redis'), silentLog, { name: 'cleanup' });
       const keys = await client.keys(`${prefix}*`);
       if (keys.length > 0) await client.del(...keys);
       client.disconnect();

@@ -5,7 +5,7 @@ import { migrate } from '#infra/db/migrate.ts';
 import { openEmbeddedDatabase } from '#infra/db/open-embedded.ts';
 import { openPostgresDatabase } from '#infra/db/open-postgres.ts';
 import { createLogger } from '#infra/logger.ts';
-import { testDatabaseUrl, type BackendKind } from './environment.ts';
+import { backendUrl, type BackendKind } from './environment.ts';
 
 export interface TestDatabase extends Database {
   /** The URL of the fresh Postgres database (undefined when embedded). */
@@ -26,7 +26,7 @@ export async function createTestDatabase(
     if (shouldMigrate) await migrate(db.pool);
     return { ...db, url: undefined, drop: () => db.close() };
   }
-  if (!testDatabaseUrl) throw new Error('TEST_DATABASE_URL is not set');
+  const testDatabaseUrl = backendUrl('postgres');
   const name = `rivals_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: testDatabaseUrl });
   await admin.connect();

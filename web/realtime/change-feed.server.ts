@@ -1,22 +1,17 @@
+import { isCompetitorEvent } from '#events/competitor/events.ts';
 import type { RecordedEvent } from '#events/envelope.ts';
-import { auditLine, type AuditedEvent } from '#projections/audit-log/audit-summary.ts';
+import { auditLine } from '#projections/audit-log/audit-summary.ts';
 import type { ProjectionRunner } from '#projections/runner.ts';
 import type { ChangeMessage } from './change-message.ts';
 import { COMPETITORS_ROOM, type Realtime } from './realtime.server.ts';
 
 const SHOWN = 20;
-const competitorTypes = new Set([
-  'CompetitorAdded',
-  'CompetitorUpdated',
-  'CompetitorNoteUpdated',
-  'CompetitorDeleted',
-]);
 
 export function changeMessage(events: readonly RecordedEvent[]): ChangeMessage | undefined {
-  const relevant = events.filter((e) => competitorTypes.has(e.type));
+  const relevant = events.filter(isCompetitorEvent);
   if (relevant.length === 0) return undefined;
   const changes = relevant.slice(-SHOWN).map((event) => {
-    const line = auditLine(event as AuditedEvent, () => undefined);
+    const line = auditLine(event, () => undefined);
     return {
       type: event.type,
       competitorId: line.competitorId,

@@ -4,6 +4,7 @@ import { Island } from '../island.tsx';
 import { Pagination } from './pagination.tsx';
 import { SortHeader } from './sort-header.tsx';
 import { perPageOptions, sortOf, toQueryString, type TableState } from './table-state.ts';
+import { formatNumber } from '../format.ts';
 
 export interface Column<Row> {
   key: string;
@@ -36,7 +37,7 @@ export interface DataTableProps<Row> {
 }
 
 export const formatCount = (count: ResultCount): string =>
-  count.exact ? count.value.toLocaleString('en-US') : `about ${count.value.toLocaleString('en-US')}`;
+  count.exact ? formatNumber(count.value) : `about ${formatNumber(count.value)}`;
 
 /** The sentence the live region announces after a refresh. */
 export function tableSummary(
@@ -132,7 +133,7 @@ export function DataTable<Row>(props: DataTableProps<Row>): ReactElement {
           <p className="data-table__count">
             {formatCount(count)} {noun}
             {rows.length > 0 &&
-              ` · page ${state.page.toLocaleString('en-US')} of ${count.exact ? '' : 'about '}${lastPage.toLocaleString('en-US')}`}
+              ` · page ${formatNumber(state.page)} of ${count.exact ? '' : 'about '}${formatNumber(lastPage)}`}
           </p>
           <Pagination path={path} state={state} lastPage={lastPage} lastPageExact={count.exact} />
         </footer>

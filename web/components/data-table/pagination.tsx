@@ -1,4 +1,5 @@
 import { toQueryString, type TableState } from './table-state.ts';
+import { formatNumber } from '../format.ts';
 
 /** Page numbers to show: first, last, and a window around the current page, with gaps as `null`. */
 export function pageWindow(page: number, lastPage: number, radius = 2): (number | null)[] {
@@ -49,7 +50,7 @@ export function Pagination(props: {
             {page === null ? (
               <span className="pagination__gap">…</span>
             ) : page === state.page ? (
-              <span aria-current="page">{page.toLocaleString('en-US')}</span>
+              <span aria-current="page">{formatNumber(page)}</span>
             ) : (
               link(page, String(page))
             )}

@@ -1,7 +1,7 @@
 import type { AuditRow } from '#projections/audit-log/audit-log.queries.ts';
 import { DataTable, type Column, type ResultCount } from '../../components/data-table/data-table.tsx';
 import type { TableState } from '../../components/data-table/table-state.ts';
-import { formatTime } from '../competitors/competitor-table.tsx';
+import { formatTime } from '../../components/format.ts';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 

@@ -3,7 +3,8 @@ import type { CompetitorRow } from '#projections/competitor-list/competitor-row.
 import { can } from '../../auth/permissions.ts';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
-import { formatTime, noteLabels, safeHref, ThreatBadge } from './competitor-table.tsx';
+import { formatTime } from '../../components/format.ts';
+import { noteLabels, safeHref, ThreatBadge } from './competitor-table.tsx';
 
 /** The battlecard's body; also used for the historical "as of" view. */
 export function Battlecard({

@@ -3,6 +3,7 @@ import { noteColumns } from '#events/competitor/fields.ts';
 import type { CompetitorRow } from '#projections/competitor-list/competitor-row.ts';
 import type { Column } from '../../components/data-table/data-table.tsx';
 import { CommandKeyField } from '../../components/form-field.tsx';
+import { formatTime } from '../../components/format.ts';
 
 export const noteLabels: Record<NoteColumn, string> = {
   strengths: 'Strengths',
@@ -10,13 +11,6 @@ export const noteLabels: Record<NoteColumn, string> = {
   pricing: 'Pricing',
   general: 'General',
 };
-
-const dateTime = new Intl.DateTimeFormat('en-GB', {
-  dateStyle: 'medium',
-  timeStyle: 'short',
-  timeZone: 'UTC',
-});
-export const formatTime = (iso: string): string => `${dateTime.format(new Date(iso))} UTC`;
 
 /** Only http(s) addresses become links; anything else is shown as text. */
 export const safeHref = (url: string | null): string | undefined =>

@@ -3,7 +3,8 @@ import type { CompetitorRow } from '#projections/competitor-list/competitor-row.
 import type { NoteVersion } from '#projections/note-history/note-history.queries.ts';
 import { wordDiff } from '../../components/word-diff.ts';
 import { Battlecard } from '../competitors/battlecard.page.tsx';
-import { formatTime, noteLabels } from '../competitors/competitor-table.tsx';
+import { formatTime } from '../../components/format.ts';
+import { noteLabels } from '../competitors/competitor-table.tsx';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 

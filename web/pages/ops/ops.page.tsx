@@ -1,5 +1,5 @@
 import type { DeadLetter } from '#events/bus/command-bus.ts';
-import { formatTime } from '../competitors/competitor-table.tsx';
+import { formatNumber, formatTime } from '../../components/format.ts';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 
@@ -24,11 +24,11 @@ export function OpsPage({ page, status }: { page: PageContext; status: OpsStatus
         <dt>Command bus</dt>
         <dd>{status.bus}</dd>
         <dt>Newest event</dt>
-        <dd>position {status.head.toLocaleString('en-US')}</dd>
+        <dd>position {formatNumber(status.head)}</dd>
         <dt>Throughput</dt>
         <dd>
-          {status.eventsLastMinute.toLocaleString('en-US')} events in the last minute,{' '}
-          {status.eventsLastHour.toLocaleString('en-US')} in the last hour
+          {formatNumber(status.eventsLastMinute)} events in the last minute,{' '}
+          {formatNumber(status.eventsLastHour)} in the last hour
         </dd>
         <dt>Commands awaiting acknowledgement</dt>
         <dd>{status.pending}</dd>
@@ -49,8 +49,8 @@ export function OpsPage({ page, status }: { page: PageContext; status: OpsStatus
             <tr key={p.name}>
               <td>{p.name}</td>
               <td>{p.version}</td>
-              <td>{p.position.toLocaleString('en-US')}</td>
-              <td>{p.lag.toLocaleString('en-US')}</td>
+              <td>{formatNumber(p.position)}</td>
+              <td>{formatNumber(p.lag)}</td>
               <td>{p.updatedAt ? formatTime(p.updatedAt.toISOString()) : 'never'}</td>
             </tr>
           ))}

@@ -3,7 +3,7 @@ import type { UserRow } from '#projections/user-list/user-list.queries.ts';
 import { DataTable, type Column } from '../../components/data-table/data-table.tsx';
 import type { TableState } from '../../components/data-table/table-state.ts';
 import { CommandKeyField, CsrfField, Field } from '../../components/form-field.tsx';
-import { formatTime } from '../competitors/competitor-table.tsx';
+import { formatTime } from '../../components/format.ts';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 
