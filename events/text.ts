@@ -8,7 +8,9 @@ import { z } from 'zod';
  * Refused: C0 controls (U+0000–U+001F), DEL and C1 controls (U+007F–U+009F); multi-line text (notes)
  * keeps line breaks and tabs.
  */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const SINGLE_LINE_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const MULTI_LINE_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
 export const hasControlCharacters = (value: string, options: { multiline?: boolean } = {}): boolean =>

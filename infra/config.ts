@@ -38,6 +38,11 @@ const schema = z.object({
     .min(100, 'a whole number of milliseconds from 100 to 3600000')
     .max(3_600_000, 'a whole number of milliseconds from 100 to 3600000')
     .default(30_000),
+  /** Bearer token operators' scrapers send to read /metrics; unset = /metrics is off (404). */
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{24,256}$/, '24 to 256 printable characters without spaces')
+    .optional(),
   /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
   REDIS_PREFIX: z
     .string()

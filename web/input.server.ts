@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { type z } from 'zod';
 import { NotFoundError, ValidationError } from '#infra/errors.ts';
 import { fieldErrors } from './zod-form.server.ts';
 

@@ -61,7 +61,7 @@ export const loginRoutes: RouteDef[] = [
       );
       return;
     }
-    await deps.loginLimiter.succeeded(form.email);
+    await deps.loginLimiter.succeeded(form.email, ctx.ip);
     await startSession(ctx, deps.sessions, user.id);
     deps.log.info({ userId: user.id }, 'signed in');
     ctx.redirect(next);
