@@ -169,7 +169,7 @@ describe.each(securityBackends)('issue 9 repros on %s', (backend) => {
         const closed = disconnection(socket);
         expect((await handshakeResult(socket)).connected).toBe(true);
         const { rows } = await app.db.pool.query<{ created: Date }>(
-          'SELECT created_at AS created FROM sessions s JOIN user_list u ON u.id = s.user_id WHERE u.email = $1',
+          'SELECT s.created_at AS created FROM sessions s JOIN user_list u ON u.id = s.user_id WHERE u.email = $1',
           [user.email],
         );
         const { reason, told, at } = await closed;
