@@ -18,7 +18,7 @@ import { createRealtime, type Realtime } from '#web/realtime/realtime.server.ts'
 import { startUserFeed } from '#web/realtime/user-feed.server.ts';
 import { startRuntime, type Runtime } from '#web/runtime.server.ts';
 import { testRedisUrl } from '#tests/support/environment.ts';
-import { silentLog } from '#tests/support/runtime-pieces.ts';
+import { addCompetitorCommand, envelope, silentLog } from '#tests/support/runtime-pieces.ts';
 import { TEST_PASSWORD, testEmails } from '#tests/support/test-app.ts';
 import { TestClient } from '#tests/support/test-client.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
@@ -68,7 +68,9 @@ export async function startSecurityApp(backend: SecurityBackend): Promise<Securi
       : {}),
   });
   const runtime = await startRuntime(config, silentLog, { purpose: 'security test', db });
-  await bootstrapContent(runtime.store, runtime.handle, { demoData: true });
+  // Segments and one competitor: enough to aim at, quicker to start than the demo data.
+  await bootstrapContent(runtime.store, runtime.handle, { demoData: false });
+  await runtime.handle(envelope(addCompetitorCommand('Target Corp')));
   const userIds = {} as Record<Role, string>;
   for (const role of ['viewer', 'editor', 'admin'] as const) {
     const { userId, outcome } = await createAccount(
@@ -112,8 +114,10 @@ export async function startSecurityApp(backend: SecurityBackend): Promise<Securi
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM user_list');
-    if ((rows[0]?.n ?? 0) >= 3) break;
+    const { rows } = await db.pool.query<{ n: number }>(
+      'SELECT (SELECT count(*) FROM user_list)::int + (SELECT count(*) FROM competitor_list)::int AS n',
+    );
+    if ((rows[0]?.n ?? 0) >= 4) break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   const sockets = new Set<Socket>();
