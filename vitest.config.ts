@@ -27,6 +27,18 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: 'security',
+          include: ['tests/security/**/*.test.ts'],
+          globalSetup: ['tests/support/vitest-global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'fault',
           include: ['tests/fault/**/*.test.ts'],
           testTimeout: 180_000,

@@ -47,6 +47,11 @@ const schema = z.object({
   INBOX_RESEND_AFTER_MS: milliseconds(100, 3_600_000).default(10_000),
   /** A worker silent this long (and holding nothing) is removed from the consumer group (default 1 h). */
   BUS_CONSUMER_IDLE_MS: milliseconds(10_000, 604_800_000).default(3_600_000),
+  /** Bearer token operators' scrapers send to read /metrics; unset = /metrics is off (404). */
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{24,256}$/, '24 to 256 printable characters without spaces')
+    .optional(),
   /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
   REDIS_PREFIX: z
     .string()

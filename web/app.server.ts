@@ -10,6 +10,7 @@ import { sessionMiddleware } from './auth/sessions.server.ts';
 import { healthRoutes } from './health.server.ts';
 import { errorMiddleware } from './middleware/errors.server.tsx';
 import { requestContextMiddleware } from './middleware/request-context.server.ts';
+import { nestedDeeperThan } from './middleware/body-depth.server.ts';
 import { securityHeaders } from './middleware/security-headers.server.ts';
 import { componentRoutes } from './component-protocol/component.routes.server.ts';
 import { liveRoutes } from './realtime/live.routes.server.ts';
@@ -36,8 +37,6 @@ export const appRoutes: readonly RouteDef[] = [
 ];
 
 const MAX_JSON_DEPTH = 8;
-const depth = (value: unknown): number =>
-  value !== null && typeof value === 'object' ? 1 + Math.max(0, ...Object.values(value).map(depth)) : 0;
 
 /** Builds the Koa app from its dependencies; opens nothing itself. */
 export function createApp(deps: AppDeps, metrics: Metrics): Koa {
@@ -93,7 +92,7 @@ export function createApp(deps: AppDeps, metrics: Metrics): Koa {
     }),
   );
   app.use(async (ctx, next) => {
-    if (depth(ctx.request.body) > MAX_JSON_DEPTH)
+    if (nestedDeeperThan(ctx.request.body, MAX_JSON_DEPTH))
       throw new ValidationError('The request body is nested too deeply.');
     await next();
   });

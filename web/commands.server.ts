@@ -1,8 +1,9 @@
 import type { Context } from 'koa';
-import type { Command, Outcome } from '#events/command.ts';
+import { commandSchema, type Command, type Outcome } from '#events/command.ts';
 import { requestContext } from '#infra/logger.ts';
 import type { AppDeps } from './app-deps.server.ts';
 import { idempotencyKey } from './idempotency.server.ts';
+import { parseInput } from './input.server.ts';
 import type { SessionUser } from './pages/page-context.ts';
 
 export interface CommandResult {
@@ -24,6 +25,9 @@ export async function runCommand(
   command: Command,
   projections: readonly string[],
 ): Promise<CommandResult> {
+  // The bus refuses an envelope that does not parse (dead letter): refuse it here, with the message,
+  // rather than answer "will be saved shortly" for a change that never will be.
+  parseInput(commandSchema, command, 'The change');
   const user = ctx.state.user as SessionUser;
   const { outcome } = await deps.gateway.dispatch(
     command,

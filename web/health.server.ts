@@ -1,6 +1,8 @@
 import type Router from '@koa/router';
 import type { Metrics } from '#infra/metrics.ts';
+import { NotFoundError, UnauthorizedError } from '#infra/errors.ts';
 import type { AppDeps } from './app-deps.server.ts';
+import { safeEqual } from './auth/cookies.server.ts';
 
 /** Liveness, readiness (database, and Redis when configured) and Prometheus metrics. */
 export function healthRoutes(
@@ -45,8 +47,17 @@ export function healthRoutes(
     ctx.body = { status: ready ? 'ready' : 'not ready', checks };
   });
 
+  // For operators only (docs/decisions/0008-metrics-access.md): off unless METRICS_TOKEN is set, and
+  // then only with `Authorization: Bearer <METRICS_TOKEN>`.
   router.get('/metrics', async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
+    const token = deps.config.METRICS_TOKEN;
+    if (!token) throw new NotFoundError();
+    const sent = /^Bearer (\S+)$/.exec(ctx.get('Authorization'))?.[1] ?? '';
+    if (!safeEqual(sent, token)) {
+      ctx.set('WWW-Authenticate', 'Bearer realm="metrics"');
+      throw new UnauthorizedError('Metrics need the operator token: Authorization: Bearer <METRICS_TOKEN>.');
+    }
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();
   });

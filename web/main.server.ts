@@ -14,6 +14,9 @@ import { purgeExpiredSessions } from './auth/sessions.server.ts';
 import { startRuntime } from './runtime.server.ts';
 import { startChangeFeed } from './realtime/change-feed.server.ts';
 import { createRealtime, type Realtime } from './realtime/realtime.server.ts';
+import { startUserFeed } from './realtime/user-feed.server.ts';
+import { createSessionSignals } from './auth/session-signals.server.ts';
+import { installCrashPolicy } from './crash-policy.server.ts';
 import { loadSessionSecret } from './session-secret.server.ts';
 import { startWorkerHealth } from './worker-health.server.ts';
 
@@ -30,8 +33,10 @@ async function main(): Promise<void> {
   let server: Server | undefined;
   let realtime: Realtime | undefined;
 
+  const signals = createSessionSignals({ redis: runtime.redis, prefix: config.REDIS_PREFIX, log });
+
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
@@ -42,6 +47,7 @@ async function main(): Promise<void> {
     deadline.unref();
     // Stop accepting, let in-flight requests finish, then close idle keep-alive sockets and pools.
     await realtime?.close();
+    await signals.close();
     await new Promise<void>((resolve) => {
       if (!server) return resolve();
       server.close(() => resolve());
@@ -49,10 +55,11 @@ async function main(): Promise<void> {
     });
     await runtime.close();
     clearTimeout(deadline);
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  installCrashPolicy(log, (reason) => shutdown(reason, 1));
 
   if (config.ROLE !== 'worker') {
     await bootstrapContent(runtime.store, runtime.handle, { demoData: config.DEMO_DATA });
@@ -64,7 +71,13 @@ async function main(): Promise<void> {
     const sessionSecret = await loadSessionSecret(config);
     const assets = await loadAssets(assetsDir);
     const https = config.TRUST_PROXY;
-    const appSessions = { db: runtime.db.pool, secret: sessionSecret, https, cookies: cookieNames(https) };
+    const appSessions = {
+      db: runtime.db.pool,
+      secret: sessionSecret,
+      https,
+      cookies: cookieNames(https),
+      signals,
+    };
     const app = createApp(
       {
         ...runtime,
@@ -82,7 +95,7 @@ async function main(): Promise<void> {
     );
     purge.unref();
     server = createServer(app.callback());
-    realtime = createRealtime({ server, redis: runtime.redis, sessions: appSessions, log });
+    realtime = createRealtime({ server, redis: runtime.redis, sessions: appSessions, signals, log });
     server.keepAliveTimeout = 5_000;
     server.requestTimeout = 30_000;
     server.headersTimeout = 10_000;
@@ -103,6 +116,8 @@ async function main(): Promise<void> {
       );
     }
     process.stdout.write('\n');
+    // Under the supervisor (npm start): this child is up, so a later exit is a crash worth a restart.
+    process.send?.('ready');
   } else {
     // A worker has no HTTP server, but it projects: it broadcasts through the Redis adapter.
     if (runtime.redis) realtime = createRealtime({ redis: runtime.redis, log });
@@ -114,6 +129,7 @@ async function main(): Promise<void> {
     log.info({ role: config.ROLE, port: config.PORT }, 'worker started; health on /healthz and /readyz');
   }
   if (runtime.runner && realtime) startChangeFeed(runtime.runner, realtime);
+  if (runtime.runner) startUserFeed(runtime.runner, signals);
 }
 
 main().catch((error: unknown) => {

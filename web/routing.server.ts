@@ -1,10 +1,12 @@
 import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import type { Context } from 'koa';
+import { hasControlCharacters } from '#events/text.ts';
 import { ForbiddenError, UnauthorizedError } from '#infra/errors.ts';
 import type { AppDeps } from './app-deps.server.ts';
 import { can, type Action } from './auth/permissions.ts';
 import type { SessionUser } from './pages/page-context.ts';
+import { validateRouteParams } from './input.server.ts';
 import { isXhr } from './render.server.tsx';
 
 /**
@@ -30,15 +32,24 @@ export const route = (
   handler,
 });
 
-/** Only same-site relative paths are honoured as `next`; anything else goes to the competitor list. */
+const NEXT_FALLBACK = '/competitors';
+const NEXT_BASE = 'http://rivals.invalid';
+
+/**
+ * Only same-site relative paths are honoured as `next`; anything else goes to the competitor list. The
+ * check runs on the normalised path we would answer with (`/.//evil.example` normalises to
+ * `//evil.example`, a link to another host), not on the raw string.
+ */
 export function safeNext(value: unknown): string {
-  if (typeof value !== 'string' || !value.startsWith('/') || value.startsWith('//') || value.includes('\\'))
-    return '/competitors';
+  if (typeof value !== 'string' || !value.startsWith('/') || hasControlCharacters(value))
+    return NEXT_FALLBACK;
   try {
-    const url = new URL(value, 'http://rivals.invalid');
-    return url.origin === 'http://rivals.invalid' ? `${url.pathname}${url.search}` : '/competitors';
+    const url = new URL(value, NEXT_BASE);
+    const path = `${url.pathname}${url.search}`;
+    const local = url.origin === NEXT_BASE && !path.startsWith('//') && !path.includes('\\');
+    return local ? path : NEXT_FALLBACK;
   } catch {
-    return '/competitors';
+    return NEXT_FALLBACK;
   }
 }
 
@@ -61,7 +72,9 @@ export function guard(ctx: Context, action: RouteDef['action']): boolean {
 export function mountRoutes(router: Router, routes: readonly RouteDef[], deps: AppDeps): void {
   for (const def of routes) {
     const handler = async (ctx: RouterContext) => {
-      if (guard(ctx, def.action)) await def.handler(ctx, deps);
+      if (!guard(ctx, def.action)) return;
+      validateRouteParams(ctx.params);
+      await def.handler(ctx, deps);
     };
     if (def.method === 'GET') router.get(def.path, handler);
     else router.post(def.path, handler);

@@ -1,5 +1,7 @@
 import type { RouterContext } from '@koa/router';
 import type { ReactElement, ReactNode } from 'react';
+import { text } from '#events/text.ts';
+import { parseInput } from './input.server.ts';
 import { isXhr, pageContext, renderHtml } from './render.server.tsx';
 import type { PageContext } from './pages/page-context.ts';
 import { parseTableState, sortOf, type TableState } from './components/data-table/table-state.ts';
@@ -34,6 +36,8 @@ export async function renderTableRoute<S extends string, R extends { page: numbe
   },
 ): Promise<void> {
   const parsed = parseTableState(ctx.query, options.sortColumns);
+  // Lenient about everything else, but a search Postgres cannot run (NUL) is the user's to fix.
+  parseInput(text('Search'), parsed.search);
   const sort = sortOf(parsed);
   const result = await options.query({
     search: parsed.search,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { text } from '../text.ts';
 
 export const threats = ['low', 'medium', 'high'] as const;
 export type Threat = (typeof threats)[number];
@@ -11,21 +12,18 @@ export const isNoteColumn = (value: string): value is NoteColumn =>
 export const NOTE_MAX_LENGTH = 10_000;
 
 const optionalText = (max: number, label: string) =>
-  z
-    .string()
+  text(label)
     .trim()
     .max(max, `${label} must be at most ${max} characters.`)
     .transform((v) => (v === '' ? null : v))
     .nullable();
 
-export const competitorName = z
-  .string({ error: 'Name is required.' })
+export const competitorName = text('Name', { required: 'Name is required.' })
   .trim()
   .min(1, 'Name is required.')
   .max(120, 'Name must be at most 120 characters.');
 
-export const website = z
-  .string()
+export const website = text('Website')
   .trim()
   .max(300, 'Website must be at most 300 characters.')
   .refine((value) => value === '' || isHttpUrl(value), 'Website must be an http:// or https:// address.')
@@ -45,13 +43,12 @@ function isHttpUrl(value: string): boolean {
 export const competitorFields = z.object({
   name: competitorName,
   website,
-  segmentId: z.string({ error: 'Choose a segment.' }).trim().min(1, 'Choose a segment.').max(64),
+  segmentId: text('Segment', { required: 'Choose a segment.' }).trim().min(1, 'Choose a segment.').max(64),
   threat: z.enum(threats, { error: 'Choose a threat level: low, medium or high.' }),
   headquarters: optionalText(120, 'Headquarters'),
 });
 export type CompetitorFields = z.infer<typeof competitorFields>;
 
-export const noteValue = z
-  .string()
+export const noteValue = text('A note', { multiline: true })
   .max(NOTE_MAX_LENGTH, `A note can be at most ${NOTE_MAX_LENGTH.toLocaleString('en-US')} characters.`)
   .refine((v) => v.trim().length > 0, 'Value is required!');

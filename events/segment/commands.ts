@@ -1,13 +1,16 @@
 import { z } from 'zod';
+import { text } from '../text.ts';
 
 export const AddSegment = z.object({
   type: z.literal('AddSegment'),
   payload: z.object({
-    segmentId: z
-      .string()
+    segmentId: text('Segment id')
       .trim()
       .regex(/^[a-z0-9-]{1,64}$/, 'A segment id is 1–64 lowercase letters, digits or dashes.'),
-    name: z.string().trim().min(1, 'Name is required.').max(60, 'Name must be at most 60 characters.'),
+    name: text('Name', { required: 'Name is required.' })
+      .trim()
+      .min(1, 'Name is required.')
+      .max(60, 'Name must be at most 60 characters.'),
   }),
 });
 export type AddSegmentCommand = z.infer<typeof AddSegment>;

@@ -342,7 +342,7 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
       const secureApp = createApp(
         {
           ...app.runtime,
-          config: { ...app.runtime.config, TRUST_PROXY: true },
+          config: { ...app.runtime.config, TRUST_PROXY: true, METRICS_TOKEN: 'm'.repeat(32) },
           assets: await loadAssets(assetsDir),
           sessionSecret: TEST_SESSION_SECRET,
           sessions: { db: app.db.pool, secret: TEST_SESSION_SECRET, https: true, cookies: httpsNames },
@@ -410,7 +410,10 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
         // Requests that reach the instance directly (health checks, scrapes, a proxy that sends no
         // X-Forwarded-Proto) still work, and any cookie they get is still Secure.
         for (const path of ['/healthz', '/metrics', '/login']) {
-          const direct = await fetch(`${url}${path}`, { redirect: 'manual' });
+          const direct = await fetch(`${url}${path}`, {
+            redirect: 'manual',
+            headers: path === '/metrics' ? { Authorization: `Bearer ${'m'.repeat(32)}` } : {},
+          });
           expect(direct.status, path).toBe(200);
           for (const line of direct.headers.getSetCookie()) {
             expect(line, path).toMatch(/^__Host-/);

@@ -90,9 +90,7 @@ describe.each(databaseBackends)('idempotency keys on %s', (backend) => {
     const id = await newCompetitor();
     const key = randomUUID();
     const before = await eventCount();
-    const answers = await Promise.all(
-      Array.from({ length: 5 }, () => note(editor, id, 'raced', key)),
-    );
+    const answers = await Promise.all(Array.from({ length: 5 }, () => note(editor, id, 'raced', key)));
     expect(answers.every((a) => a.status === 200 || a.status === 202)).toBe(true);
     expect(await eventCount()).toBe(before + 1);
   });

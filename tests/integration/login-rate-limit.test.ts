@@ -216,7 +216,7 @@ describe.each(redisBackends)('login limiter (%s)', (store) => {
     await redis.quit();
   });
 
-  it('allows 5 failures per account and 20 per address a minute; success clears the account', async () => {
+  it('allows 5 failures per account and address and 20 per address a minute; success clears the pair', async () => {
     const ip = `10.0.0.${Math.floor(Math.random() * 200) + 1}`;
     for (let i = 0; i < 4; i++) await limiter.failed('a@rivals.test', ip);
     expect(await limiter.retryAfter('a@rivals.test', ip)).toBe(0);
@@ -226,7 +226,7 @@ describe.each(redisBackends)('login limiter (%s)', (store) => {
     expect(wait).toBeLessThanOrEqual(60);
     expect(await limiter.retryAfter('b@rivals.test', ip)).toBe(0);
 
-    await limiter.succeeded('a@rivals.test');
+    await limiter.succeeded('a@rivals.test', ip);
     expect(await limiter.retryAfter('a@rivals.test', ip)).toBe(0);
 
     // 20 failures from one address across many accounts lock the address for every account.

@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Middleware } from 'koa';
 import { StartupError } from '#infra/errors.ts';
+import { decodeComponent } from '../input.server.ts';
 
 export interface Assets {
   /** Public URL of a built entry: `main.js`, `app.css`. */
@@ -41,7 +42,9 @@ export async function loadAssets(dir: string): Promise<Assets> {
     async middleware(ctx, next): Promise<void> {
       if (!ctx.path.startsWith('/assets/') || (ctx.method !== 'GET' && ctx.method !== 'HEAD'))
         return void (await next());
-      const file = path.resolve(root, '.' + decodeURIComponent(ctx.path.slice('/assets'.length)));
+      const decoded = decodeComponent(ctx.path.slice('/assets'.length));
+      if (decoded === undefined) return void (await next()); // a malformed escape names no file: 404
+      const file = path.resolve(root, '.' + decoded);
       const type = contentTypes[path.extname(file)];
       if (!file.startsWith(root + path.sep) || !type || file.endsWith('manifest.json'))
         return void (await next());

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { Queryable } from '#infra/db/database.ts';
+import { sessionTokenPattern } from '../input.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
 import { hmac, setCookie, type CookieNames } from './cookies.server.ts';
+import type { SessionSignals } from './session-signals.server.ts';
 
 export interface SessionOptions {
   db: Queryable;
@@ -13,6 +15,8 @@ export interface SessionOptions {
   idleMs?: number;
   /** …and after this long in any case (default 7 days). */
   absoluteMs?: number;
+  /** Told when a session ends here (sign-out), so live sockets bound to it close on every instance. */
+  signals?: SessionSignals;
 }
 
 const IDLE_MS = 12 * 60 * 60 * 1000;
@@ -22,15 +26,30 @@ const TOUCH_MS = 60 * 1000;
 
 const newToken = () => randomBytes(32).toString('base64url');
 
+/** The row id of a session: an HMAC of the cookie's token (the token itself is never stored). */
+export const sessionIdOf = (secret: string, token: string): string => hmac(secret, `session:${token}`);
+
+export interface LiveSession {
+  user: SessionUser;
+  /** When this session ends unless a request comes first (idle), or at the latest (absolute). */
+  endsAt: Date;
+}
+
 /**
- * The signed-in user for a session token, or undefined (unknown, expired, idle too long, or the user
- * was disabled — such a session is deleted). Shared by HTTP requests and realtime connections.
+ * A session by id with its user, or undefined (unknown, expired, idle too long, or the user was
+ * disabled — such a session is deleted). `touch` records a request (sockets re-checking do not).
  */
-export async function userForToken(options: SessionOptions, token: string): Promise<SessionUser | undefined> {
-  const { db, secret } = options;
-  const id = hmac(secret, `session:${token}`);
-  const { rows } = await db.query<SessionUser & { disabled: boolean; lastSeen: Date; createdAt: Date }>(
-    `SELECT u.id, u.email, u.display_name AS name, u.role, u.disabled, s.last_seen_at AS "lastSeen", s.created_at AS "createdAt"
+export async function sessionById(
+  options: SessionOptions,
+  id: string,
+  touch = true,
+): Promise<LiveSession | undefined> {
+  const { db } = options;
+  const { rows } = await db.query<
+    SessionUser & { disabled: boolean; lastSeen: Date; createdAt: Date; expiresAt: Date }
+  >(
+    `SELECT u.id, u.email, u.display_name AS name, u.role, u.disabled, s.last_seen_at AS "lastSeen",
+            s.created_at AS "createdAt", s.expires_at AS "expiresAt"
      FROM sessions s JOIN user_list u ON u.id = s.user_id
      WHERE s.id = $1 AND s.expires_at > now()`,
     [id],
@@ -38,17 +57,27 @@ export async function userForToken(options: SessionOptions, token: string): Prom
   const row = rows[0];
   if (!row) return undefined;
   const now = Date.now();
-  const expired =
-    row.disabled ||
-    now - row.lastSeen.getTime() > (options.idleMs ?? IDLE_MS) ||
-    now - row.createdAt.getTime() > (options.absoluteMs ?? ABSOLUTE_MS);
-  if (expired) {
+  const idleMs = options.idleMs ?? IDLE_MS;
+  const hardEnd = Math.min(
+    row.createdAt.getTime() + (options.absoluteMs ?? ABSOLUTE_MS),
+    row.expiresAt.getTime(),
+  );
+  const endsAt = Math.min(row.lastSeen.getTime() + idleMs, hardEnd);
+  if (row.disabled || now >= endsAt) {
     await db.query('DELETE FROM sessions WHERE id = $1', [id]);
     return undefined;
   }
-  if (now - row.lastSeen.getTime() > TOUCH_MS)
+  const user = { id: row.id, email: row.email, name: row.name, role: row.role };
+  if (touch && now - row.lastSeen.getTime() > TOUCH_MS) {
     await db.query('UPDATE sessions SET last_seen_at = now() WHERE id = $1', [id]);
-  return { id: row.id, email: row.email, name: row.name, role: row.role };
+    return { user, endsAt: new Date(Math.min(now + idleMs, hardEnd)) };
+  }
+  return { user, endsAt: new Date(endsAt) };
+}
+
+/** The signed-in user for a session token (HTTP requests and the socket handshake), or undefined. */
+export async function userForToken(options: SessionOptions, token: string): Promise<SessionUser | undefined> {
+  return (await sessionById(options, sessionIdOf(options.secret, token)))?.user;
 }
 
 /**
@@ -59,8 +88,11 @@ export async function userForToken(options: SessionOptions, token: string): Prom
 export function sessionMiddleware(options: SessionOptions): Middleware {
   const { https, cookies } = options;
   return async (ctx, next) => {
-    const token = ctx.cookies.get(cookies.session);
+    const raw = ctx.cookies.get(cookies.session);
+    // A cookie that is not even shaped like a token is cleared without a database lookup.
+    const token = raw && sessionTokenPattern.test(raw) ? raw : undefined;
     ctx.state.user = undefined;
+    if (raw && !token) setCookie(ctx, cookies.session, null, { https });
     if (token) {
       const user = await userForToken(options, token);
       if (user) {
@@ -81,7 +113,7 @@ export async function startSession(ctx: Context, options: SessionOptions, userId
   const absoluteMs = options.absoluteMs ?? ABSOLUTE_MS;
   await options.db.query(
     `INSERT INTO sessions (id, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`,
-    [hmac(options.secret, `session:${token}`), userId, absoluteMs / 1000],
+    [sessionIdOf(options.secret, token), userId, absoluteMs / 1000],
   );
   setCookie(ctx, options.cookies.session, token, { https: options.https });
   ctx.state.sessionToken = token;
@@ -90,8 +122,11 @@ export async function startSession(ctx: Context, options: SessionOptions, userId
 /** Signs out on the server: the row is deleted, so the cookie is worthless even if copied. */
 export async function endSession(ctx: Context, options: SessionOptions): Promise<void> {
   const token = ctx.cookies.get(options.cookies.session);
-  if (token)
-    await options.db.query('DELETE FROM sessions WHERE id = $1', [hmac(options.secret, `session:${token}`)]);
+  if (token) {
+    const sessionId = sessionIdOf(options.secret, token);
+    await options.db.query('DELETE FROM sessions WHERE id = $1', [sessionId]);
+    await options.signals?.publish({ kind: 'session-ended', sessionId });
+  }
   setCookie(ctx, options.cookies.session, null, { https: options.https });
   ctx.state.sessionToken = undefined;
   ctx.state.user = undefined;

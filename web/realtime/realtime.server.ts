@@ -3,45 +3,50 @@ import { createAdapter } from '@socket.io/redis-adapter';
 import { Server, type DefaultEventsMap } from 'socket.io';
 import type { Logger } from '#infra/logger.ts';
 import type { Redis } from '#infra/redis.ts';
-import { can } from '../auth/permissions.ts';
-import { userForToken, type SessionOptions } from '../auth/sessions.server.ts';
+import { originMatches, readSessionToken } from '../input.server.ts';
+import type { SessionSignals } from '../auth/session-signals.server.ts';
+import { sessionIdOf, type SessionOptions } from '../auth/sessions.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
+import { bindSocketToSession } from './socket-session.server.ts';
 
 /** Everyone who may see the competitor list hears about changes to it. */
 export const COMPETITORS_ROOM = 'competitors';
 /** Sent to browsers that may have missed broadcasts: they compare positions and refetch if behind. */
 export const RESYNC_EVENT = 'resync';
 
-interface SocketData {
+export interface SocketData {
   user?: SessionUser;
+  /** The session row this socket lives by: sign-out, expiry, disable or a role change reach it. */
+  sessionId?: string;
 }
 
+export type RealtimeServer = Server<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap, SocketData>;
+
 export interface Realtime {
-  io: Server<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap, SocketData>;
+  io: RealtimeServer;
   close(): Promise<void>;
 }
 
-const cookieValue = (header: string | undefined, name: string): string | undefined => {
-  for (const part of (header ?? '').split(';')) {
-    const [key, ...rest] = part.trim().split('=');
-    if (key === name) return decodeURIComponent(rest.join('='));
-  }
-  return undefined;
-};
+const refusal = (message: string) => new Error(message);
 
 /**
  * Socket.IO for live updates. A connection must come from our own origin and carry a valid session;
- * it joins the rooms its role may read. With Redis, the adapter fans broadcasts out across instances,
- * so a worker process (no HTTP server) can broadcast too.
+ * it joins the rooms its role may read and stays bound to that session (socket-session.server.ts).
+ * With Redis, the adapter fans broadcasts out across instances, so a worker process (no HTTP server)
+ * can broadcast too.
+ *
+ * The handshake never throws: Socket.IO runs middleware inside its own async handling, where an
+ * exception is an unhandled rejection (and used to end the process). Every path calls `next` once.
  */
 export function createRealtime(options: {
   server?: HttpServer;
   redis?: Redis;
   sessions?: SessionOptions;
+  signals?: SessionSignals;
   log: Logger;
 }): Realtime {
-  const { server, redis, sessions, log } = options;
-  const io: Server<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap, SocketData> = server
+  const { server, redis, sessions, signals, log } = options;
+  const io: RealtimeServer = server
     ? new Server(server, { path: '/socket.io', serveClient: false, transports: ['websocket', 'polling'] })
     : new Server();
   const clients: Redis[] = [];
@@ -71,29 +76,44 @@ export function createRealtime(options: {
     clients.push(pub, sub);
     io.adapter(createAdapter(pub, sub));
   }
+  let unbind = () => {};
   if (server && sessions) {
     io.use((socket, next) => {
-      const { headers } = socket.request;
-      // A cross-site page must not open a socket with the visitor's cookie.
-      const origin = headers.origin;
-      if (origin && new URL(origin).host !== headers.host) return next(new Error('forbidden origin'));
-      const token = cookieValue(headers.cookie, sessions.cookies.session);
-      if (!token) return next(new Error('sign in first'));
-      userForToken(sessions, token)
-        .then((user) => {
-          if (!user) return next(new Error('sign in first'));
-          socket.data.user = user;
-          next();
-        })
-        .catch((error: unknown) => next(error instanceof Error ? error : new Error(String(error))));
+      try {
+        const { headers } = socket.request;
+        // A cross-site page (or a sandboxed iframe: Origin `null`) must not open a socket with the
+        // visitor's cookie.
+        const origin = headers.origin;
+        if (origin !== undefined && !originMatches(origin, headers.host))
+          return next(refusal('forbidden origin'));
+        const token = readSessionToken(headers.cookie, sessions.cookies.session);
+        if (!token) return next(refusal('sign in first'));
+        const sessionId = sessionIdOf(sessions.secret, token);
+        bindSocketToSession.handshake(sessions, sessionId).then(
+          (live) => {
+            if (!live) return next(refusal('sign in first'));
+            socket.data.user = live.user;
+            socket.data.sessionId = sessionId;
+            next();
+          },
+          (error: unknown) => {
+            log.error({ err: error }, 'realtime handshake failed');
+            next(refusal('the server could not check your session; try again'));
+          },
+        );
+      } catch (error) {
+        log.error({ err: error }, 'realtime handshake failed');
+        next(refusal('the connection could not be accepted'));
+      }
     });
+    unbind = bindSocketToSession.start({ io, sessions, signals, log, room: COMPETITORS_ROOM });
+  } else {
+    io.on('connection', (socket) => void socket.disconnect(true));
   }
-  io.on('connection', (socket) => {
-    if (can(socket.data.user?.role, 'competitors.view')) void socket.join(COMPETITORS_ROOM);
-  });
   return {
     io,
     async close() {
+      unbind();
       await new Promise<void>((resolve) => {
         void io.close(() => resolve());
         if (!server) resolve();

@@ -21,8 +21,8 @@ const historyQuery = z.object({
 
 export const historyRoutes: RouteDef[] = [
   route('GET', '/competitors/:id/history', 'history.view', async (ctx, deps) => {
+    // A UUID: checked by the router before any handler runs (web/input.server.ts).
     const id = ctx.params.id ?? '';
-    if (!/^[0-9a-f-]{36}$/i.test(id)) throw new NotFoundError('No such competitor.');
     const query = historyQuery.parse({
       column: ctx.query.column || undefined,
       asOf: ctx.query.asOf || undefined,

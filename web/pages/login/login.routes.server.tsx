@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hasControlCharacters, text } from '#events/text.ts';
 import { TooManyRequestsError } from '#infra/errors.ts';
 import { dummyHash, verifyPassword } from '#infra/passwords.ts';
 import { findUserByEmail } from '#projections/user-list/user-list.queries.ts';
@@ -7,13 +8,13 @@ import { addFlash } from '../../auth/flash.server.ts';
 import { endSession, startSession } from '../../auth/sessions.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, safeNext, type RouteDef } from '../../routing.server.ts';
-import { formValues } from '../../zod-form.server.ts';
+import { fieldErrors, formValues } from '../../zod-form.server.ts';
 import { LoginPage } from './login.page.tsx';
 
 const loginForm = z.object({
-  email: z.string().trim().max(254).default(''),
-  password: z.string().max(1024).default(''),
-  next: z.string().max(2048).optional(),
+  email: text('Email').trim().max(254, 'Email must be at most 254 characters.'),
+  password: z.string().max(1024, 'Password must be at most 1024 characters.'),
+  next: z.string(),
 });
 
 const INCORRECT = 'Email or password is incorrect.';
@@ -25,8 +26,16 @@ export const loginRoutes: RouteDef[] = [
   }),
 
   route('POST', '/login', 'public', async (ctx, deps) => {
-    const form = loginForm.parse(formValues(ctx.request.body, ['email', 'password', 'next'] as const));
-    const next = safeNext(form.next);
+    const values = formValues(ctx.request.body, ['email', 'password', 'next'] as const);
+    const next = safeNext(values.next);
+    const parsed = loginForm.safeParse(values);
+    if (!parsed.success) {
+      const email = hasControlCharacters(values.email) ? '' : values.email.slice(0, 254);
+      const error = Object.values(fieldErrors(parsed.error))[0];
+      renderHtml(ctx, <LoginPage page={pageContext(ctx)} email={email} next={next} error={error} />, 400);
+      return;
+    }
+    const form = parsed.data;
     const wait = await deps.loginLimiter.retryAfter(form.email, ctx.ip);
     if (wait > 0) {
       throw new TooManyRequestsError(
@@ -52,7 +61,7 @@ export const loginRoutes: RouteDef[] = [
       );
       return;
     }
-    await deps.loginLimiter.succeeded(form.email);
+    await deps.loginLimiter.succeeded(form.email, ctx.ip);
     await startSession(ctx, deps.sessions, user.id);
     deps.log.info({ userId: user.id }, 'signed in');
     ctx.redirect(next);

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+/**
+ * Text people type, as every edge accepts it: commands, forms, queries and login fields all build their
+ * strings from here, so a control character is refused the same way everywhere — with a message that
+ * names the field — instead of being accepted and then refused by Postgres (which cannot store NUL).
+ *
+ * Refused: C0 controls (U+0000–U+001F), DEL and C1 controls (U+007F–U+009F); multi-line text (notes)
+ * keeps line breaks and tabs.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const SINGLE_LINE_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const MULTI_LINE_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+
+export const hasControlCharacters = (value: string, options: { multiline?: boolean } = {}): boolean =>
+  (options.multiline ? MULTI_LINE_CONTROL : SINGLE_LINE_CONTROL).test(value);
+
+export const controlCharacterMessage = (label: string, options: { multiline?: boolean } = {}): string =>
+  options.multiline
+    ? `${label} cannot contain control characters (such as NUL); line breaks and tabs are fine.`
+    : `${label} cannot contain control characters (such as NUL, tabs or line breaks).`;
+
+/**
+ * A string field named `label`: refuses control characters first (its message wins), then the caller
+ * chains trim/min/max as usual. `required` is the message for a missing value.
+ */
+export function text(label: string, options: { multiline?: boolean; required?: string } = {}) {
+  return z
+    .string({ error: options.required ?? `${label} must be text.` })
+    .refine((value) => !hasControlCharacters(value, options), {
+      message: controlCharacterMessage(label, options),
+      abort: true,
+    });
+}

@@ -1,0 +1,58 @@
+import type { Role } from '#events/user/fields.ts';
+import { createAccount } from '#services/user/accounts.ts';
+import { envelope } from '#tests/support/runtime-pieces.ts';
+import { TEST_PASSWORD } from '#tests/support/test-app.ts';
+import { TestClient } from '#tests/support/test-client.ts';
+import type { SecurityApp } from './security-app.ts';
+
+/** Polls until `check` holds; fails with `what` after `ms` (a bound on waiting, not an assertion on time). */
+export async function waitFor(check: () => Promise<boolean> | boolean, what: string, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A fresh user (visible to sign-in) and a client signed in as them. */
+export async function freshUser(app: SecurityApp, role: Role, label: string) {
+  const email = `${label}-${Math.random().toString(36).slice(2, 8)}@rivals.test`;
+  const { userId, outcome } = await createAccount(
+    app.db.pool,
+    (command) => app.runtime.handle(envelope(command)),
+    { email, displayName: `Throwaway ${label}`, role, password: TEST_PASSWORD },
+  );
+  if (outcome?.status !== 'accepted') throw new Error(`could not create ${email}`);
+  await app.runtime.store.notifyAppended();
+  await waitFor(async () => {
+    const { rows } = await app.db.pool.query('SELECT 1 FROM user_list WHERE id = $1', [userId]);
+    return rows.length > 0;
+  }, `user ${email} in the user list`);
+  const client = new TestClient(app.url);
+  await client.signIn(email, TEST_PASSWORD);
+  return { id: userId, email, client };
+}
+
+/** Events of a type in the log. */
+export async function eventCount(app: SecurityApp, type: string): Promise<number> {
+  const { rows } = await app.db.pool.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM events WHERE type = $1',
+    [type],
+  );
+  return rows[0]?.n ?? -1;
+}
+
+/** The text of an HTML page's main content, or a JSON error's message. */
+export async function messageOf(response: Response): Promise<string> {
+  const body = await response.text();
+  if ((response.headers.get('content-type') ?? '').includes('json')) {
+    const json = JSON.parse(body) as { message?: string; error?: { message?: string } };
+    return json.message ?? json.error?.message ?? '';
+  }
+  return (/<main[^>]*>([\s\S]*)<\/main>/.exec(body)?.[1] ?? body)
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&#x27;|&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/\s+/g, ' ');
+}

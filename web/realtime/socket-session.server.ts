@@ -1,0 +1,101 @@
+import type { Socket, DefaultEventsMap } from 'socket.io';
+import type { Logger } from '#infra/logger.ts';
+import { can } from '../auth/permissions.ts';
+import type { SessionSignal, SessionSignals } from '../auth/session-signals.server.ts';
+import { sessionById, type LiveSession, type SessionOptions } from '../auth/sessions.server.ts';
+import type { RealtimeServer, SocketData } from './realtime.server.ts';
+
+type LiveSocket = Socket<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap, SocketData>;
+
+/**
+ * A socket lives exactly as long as its session. It is re-checked against the database
+ * - when its session ends here or on another instance (sign-out: a `session-ended` signal),
+ * - when its user changes (role change, disable: a `user-changed` signal from the user-list reactor),
+ * - when the session would expire (a timer per socket, at the idle or absolute end), and
+ * - at least every RECHECK_MS anyway, in case a signal was lost (Redis down).
+ * A session that is gone closes the socket (after telling it `session-ended`); a changed role moves it
+ * between rooms.
+ */
+const RECHECK_MS = 60_000;
+/** Never re-check a socket more often than this (clock skew between Node and the database). */
+const MIN_DELAY_MS = 200;
+
+export const bindSocketToSession = {
+  handshake(sessions: SessionOptions, sessionId: string): Promise<LiveSession | undefined> {
+    return sessionById(sessions, sessionId);
+  },
+
+  start(options: {
+    io: RealtimeServer;
+    sessions: SessionOptions;
+    signals: SessionSignals | undefined;
+    log: Logger;
+    room: string;
+  }): () => void {
+    const { io, sessions, signals, log, room } = options;
+    const timers = new Map<string, ReturnType<typeof setTimeout>>();
+
+    const placeInRooms = (socket: LiveSocket) => {
+      if (can(socket.data.user?.role, 'competitors.view')) void socket.join(room);
+      else void socket.leave(room);
+    };
+
+    const schedule = (socket: LiveSocket, endsAt: Date) => {
+      clearTimeout(timers.get(socket.id));
+      const delay = Math.max(MIN_DELAY_MS, Math.min(RECHECK_MS, endsAt.getTime() - Date.now() + 50));
+      const timer = setTimeout(() => void recheck(socket), delay);
+      timer.unref();
+      timers.set(socket.id, timer);
+    };
+
+    const recheck = async (socket: LiveSocket): Promise<void> => {
+      if (socket.disconnected || !socket.data.sessionId) return;
+      let live: LiveSession | undefined;
+      try {
+        live = await sessionById(sessions, socket.data.sessionId, false);
+      } catch (error) {
+        // The database did not answer: keep the socket, look again soon.
+        log.warn({ err: error }, 'realtime: could not re-check a session');
+        schedule(socket, new Date(Date.now() + 5_000));
+        return;
+      }
+      if (socket.disconnected) return;
+      if (!live) {
+        socket.emit('session-ended');
+        socket.disconnect(true);
+        return;
+      }
+      socket.data.user = live.user;
+      placeInRooms(socket);
+      schedule(socket, live.endsAt);
+    };
+
+    const onSignal = (signal: SessionSignal) => {
+      for (const socket of io.of('/').sockets.values()) {
+        const hit =
+          signal.kind === 'session-ended'
+            ? socket.data.sessionId === signal.sessionId
+            : socket.data.user?.id === signal.userId;
+        if (hit) void recheck(socket);
+      }
+    };
+    const unsubscribe = signals?.subscribe(onSignal) ?? (() => {});
+
+    io.on('connection', (socket) => {
+      placeInRooms(socket);
+      schedule(socket, new Date(Date.now() + RECHECK_MS));
+      // The handshake read the session a moment ago; a sign-out in between must not be missed.
+      void recheck(socket);
+      socket.on('disconnect', () => {
+        clearTimeout(timers.get(socket.id));
+        timers.delete(socket.id);
+      });
+    });
+
+    return () => {
+      unsubscribe();
+      for (const timer of timers.values()) clearTimeout(timer);
+      timers.clear();
+    };
+  },
+};

@@ -1,0 +1,66 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * `npm start`: runs the server as a child process and restarts it when it crashes
+ * (docs/decisions/0007-crash-policy.md). Deliberately tiny and importing nothing of the app, so it has
+ * nothing to crash on itself.
+ * - A child that exits 0 (a clean shutdown) ends the supervisor with 0.
+ * - A child that crashes after it was ready (it sends 'ready' over IPC) is started again after a
+ *   back-off of 1, 2, 4 … 30 s; a run that lasted STABLE_MS resets the back-off.
+ * - A child that fails before it was ever ready on the first start (bad configuration, port in use,
+ *   data folder held by another process) is not retried: its message is the answer.
+ * - SIGINT/SIGTERM are passed to the child; the supervisor exits with the child's code once it is gone.
+ * The embedded data-folder lock names the child's pid; a crashed child's lock is taken over on restart.
+ */
+const entry = fileURLToPath(new URL('./main.server.ts', import.meta.url));
+const MAX_BACKOFF_MS = 30_000;
+const STABLE_MS = 60_000;
+const MAX_FAILED_RESTARTS = 10;
+
+let child: ChildProcess | undefined;
+let stopping = false;
+let backoff = 1_000;
+let everReady = false;
+let failedRestarts = 0;
+
+const say = (line: string) => process.stderr.write(`[supervisor] ${line}\n`);
+
+function start(): void {
+  const startedAt = Date.now();
+  let ready = false;
+  const current = spawn(process.execPath, [...process.execArgv, entry], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+  });
+  child = current;
+  current.on('message', (message) => {
+    if (message !== 'ready') return;
+    ready = true;
+    everReady = true;
+    failedRestarts = 0;
+  });
+  current.on('exit', (code, signal) => {
+    child = undefined;
+    if (stopping) return process.exit(code ?? (signal ? 1 : 0));
+    if (code === 0) return process.exit(0);
+    if (!everReady) return process.exit(code ?? 1);
+    if (!ready && ++failedRestarts > MAX_FAILED_RESTARTS) {
+      say(`the server failed to start ${MAX_FAILED_RESTARTS} times in a row; giving up.`);
+      return process.exit(code ?? 1);
+    }
+    if (Date.now() - startedAt >= STABLE_MS) backoff = 1_000;
+    say(`the server stopped (${signal ?? `exit code ${code}`}); restarting in ${backoff / 1000} s.`);
+    setTimeout(start, backoff);
+    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+  });
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    stopping = true;
+    if (child) child.kill(signal);
+    else process.exit(0);
+  });
+}
+
+start();
