@@ -16,6 +16,7 @@ interface ReplayOptions {
   dryRun?: boolean;
   restart?: boolean;
   json?: boolean;
+  batchSize: number;
 }
 
 /** `all`, one name, or a comma-separated list. */
@@ -63,6 +64,7 @@ export function register(program: Command): void {
     .option('--dry-run', 'build and compare with the live tables, change nothing')
     .option('--restart', 'start over instead of resuming an interrupted rebuild')
     .option('--json', 'print the summary as JSON (no progress bars)')
+    .option('--batch-size <n>', 'events read per batch', wholeNumber(1, 100_000), 5_000)
     .action(async (options: ReplayOptions) => {
       const chosen = choose(options.projection);
       await withDatabase('replay', async (db, store) => {
@@ -80,6 +82,7 @@ export function register(program: Command): void {
             toTime: options.toTime,
             dryRun: options.dryRun,
             restart: options.restart,
+            batchSize: options.batchSize,
             catchUpLive: (projection) => runner.catchUp(projection),
             onStart: ({ projection, total, done, resumedFrom }) => {
               if (resumedFrom !== undefined)
