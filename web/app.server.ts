@@ -15,6 +15,7 @@ import { componentRoutes } from './component-protocol/component.routes.server.ts
 import { auditRoutes } from './pages/audit/audit.routes.server.tsx';
 import { historyRoutes } from './pages/history/history.routes.server.tsx';
 import { overviewRoutes } from './pages/overview.routes.server.tsx';
+import { opsRoutes } from './pages/ops/ops.routes.server.tsx';
 import { competitorFormRoutes } from './pages/competitors/competitor-form.routes.server.tsx';
 import { competitorListRoutes } from './pages/competitors/competitor-list.routes.server.tsx';
 import { loginRoutes } from './pages/login/login.routes.server.tsx';
@@ -30,6 +31,7 @@ export const appRoutes: readonly RouteDef[] = [
   ...historyRoutes,
   ...auditRoutes,
   ...overviewRoutes,
+  ...opsRoutes,
   ...componentRoutes,
 ];
 

@@ -1,5 +1,7 @@
 import type Router from '@koa/router';
+import { Gauge } from 'prom-client';
 import type { Metrics } from '#infra/metrics.ts';
+import { projectionLags } from '#projections/lag.ts';
 import type { AppDeps } from './app-deps.server.ts';
 
 /** Liveness, readiness (database, and Redis when configured) and Prometheus metrics. */
@@ -31,12 +33,50 @@ export function healthRoutes(router: Router, deps: AppDeps, metrics: Metrics): v
         checks.redis = `unavailable: ${(error as Error).message}`;
       }
     }
+    if (checks.database === 'ok') {
+      // A projection far behind the log serves stale pages: take this instance out of rotation. One
+      // being rebuilt for a new code version keeps serving its old tables and does not count.
+      const limit = deps.config.READY_MAX_LAG_EVENTS;
+      try {
+        const lags = await timeout(projectionLags(deps.db.pool));
+        const behind = lags.filter((l) => l.builtVersion === l.version && l.lagEvents > limit);
+        checks.projections =
+          behind.length === 0
+            ? 'ok'
+            : `behind: ${behind.map((l) => `${l.name} by ${l.lagEvents} events (${Math.round(l.lagSeconds)} s)`).join(', ')}; limit ${limit} (READY_MAX_LAG_EVENTS)`;
+      } catch (error) {
+        checks.projections = `unknown: ${(error as Error).message}`;
+      }
+    }
     const ready = Object.values(checks).every((v) => v === 'ok');
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? 'ready' : 'not ready', checks };
   });
 
+  // Projection lag, read when Prometheus scrapes.
+  const lagGauges = {
+    events: new Gauge({
+      name: 'rivals_projection_lag_events',
+      help: 'Events committed after the projection checkpoint',
+      labelNames: ['projection'],
+      registers: [metrics.registry],
+    }),
+    seconds: new Gauge({
+      name: 'rivals_projection_lag_seconds',
+      help: 'Age of the oldest event the projection has not applied yet',
+      labelNames: ['projection'],
+      registers: [metrics.registry],
+    }),
+  };
+  const readLag = async () => {
+    for (const lag of await projectionLags(deps.db.pool)) {
+      lagGauges.events.set({ projection: lag.name }, lag.lagEvents);
+      lagGauges.seconds.set({ projection: lag.name }, lag.lagSeconds);
+    }
+  };
+
   router.get('/metrics', async (ctx) => {
+    await readLag().catch(() => undefined);
     ctx.set('Cache-Control', 'no-store');
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();
