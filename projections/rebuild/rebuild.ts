@@ -82,7 +82,8 @@ export async function rebuildProjections(
       toTime: options.toTime?.toISOString() ?? null,
     };
     const jobs: Job[] = [];
-    for (const projection of projections) jobs.push(await openJob(db, projection, limits, lease.holder, options));
+    for (const projection of projections)
+      jobs.push(await openJob(db, projection, limits, lease.holder, options));
     const totals = await countByType(db.pool, limits);
     for (const job of jobs) {
       const total = [...job.handles].reduce((n, type) => n + (totals.get(type) ?? 0), 0);
@@ -94,6 +95,8 @@ export async function rebuildProjections(
       });
     }
     await readOnce(db, store, jobs, limits, options);
+    // Index builds are the heaviest step: on Postgres each projection's run on a connection of its own.
+    await Promise.all(jobs.map((job) => indexJob(db, job, options)));
     const summaries: RebuildSummary[] = [];
     for (const job of jobs) summaries.push(await finish(db, store, job, limits, options));
     return summaries;
@@ -141,10 +144,10 @@ async function openJob(
     job.checkpoint = { transactionId: row.transaction_id, position: row.position };
     job.events = row.events;
     job.resumedFrom = row.position;
-    await db.pool.query('UPDATE projection_rebuilds SET holder = $2, updated_at = now() WHERE projection = $1', [
-      projection.name,
-      holder,
-    ]);
+    await db.pool.query(
+      'UPDATE projection_rebuilds SET holder = $2, updated_at = now() WHERE projection = $1',
+      [projection.name, holder],
+    );
     return job;
   }
   await createShadow(db.pool, projection);
@@ -257,7 +260,12 @@ async function catchUp(
 ): Promise<void> {
   const batchSize = options.batchSize ?? 5_000;
   for (;;) {
-    const { events: read, scannedTo } = await store.readTypes(job.checkpoint, job.projection.handles, batchSize, db);
+    const { events: read, scannedTo } = await store.readTypes(
+      job.checkpoint,
+      job.projection.handles,
+      batchSize,
+      db,
+    );
     const events = until ? read.filter((e) => compareCheckpoints(e, until) <= 0) : read;
     let next: Checkpoint = events.at(-1) ?? job.checkpoint;
     if (!until && scannedTo && compareCheckpoints(scannedTo, next) > 0) next = scannedTo;
@@ -265,6 +273,13 @@ async function catchUp(
     advance(await applyBatch(db, [job], events, next), next, options);
     if (events.length < batchSize) return;
   }
+}
+
+async function indexJob(db: Database, job: Job, options: RebuildOptions): Promise<void> {
+  const started = performance.now();
+  options.onPhase?.(job.projection.name, 'indexing');
+  await withTransaction(db.pool, (client) => indexShadow(client, job.projection));
+  job.seconds += (performance.now() - started) / 1000;
 }
 
 async function finish(
@@ -277,8 +292,6 @@ async function finish(
   const { projection } = job;
   const name = projection.name;
   const started = performance.now();
-  options.onPhase?.(name, 'indexing');
-  await indexShadow(db.pool, projection);
   let differences: number | null = null;
   let rows: number;
   if (options.dryRun) {
@@ -292,7 +305,11 @@ async function finish(
           [name],
         );
         const at = live[0];
-        if (at) await catchUp(client, store, job, options, { transactionId: at.transaction_id, position: at.position });
+        if (at)
+          await catchUp(client, store, job, options, {
+            transactionId: at.transaction_id,
+            position: at.position,
+          });
       }
       const diffs = await diffShadow(client, projection);
       const counted = await countRows(client, projection, 'shadow');

@@ -56,13 +56,21 @@ async function secondaryIndexes(db: Queryable, table: string): Promise<{ name: s
     if (!match) throw new Error(`cannot read the definition of index ${r.name}: ${r.definition}`);
     // A name left by an older rebuild may still carry the suffix; the shadow's gets exactly one.
     const name = `${r.name.replace(/__shadow$/, '')}${SUFFIX}`;
-    return { name, sql: `CREATE ${match[1] ?? ''}INDEX IF NOT EXISTS ${name} ON ${table}${SUFFIX} ${match[2]}` };
+    return {
+      name,
+      sql: `CREATE ${match[1] ?? ''}INDEX IF NOT EXISTS ${name} ON ${table}${SUFFIX} ${match[2]}`,
+    };
   });
 }
 
-/** Builds every secondary index of the live tables on the shadow tables, once, then analyzes them. */
+/**
+ * Builds every secondary index of the live tables on the shadow tables, once, then analyzes them, in
+ * the caller's transaction. Sorting memory is raised for these statements only (trigram indexes build
+ * several times faster when their entries fit).
+ */
 export async function indexShadow(db: Queryable, projection: Projection): Promise<void> {
   const shadow = shadowTables(projection);
+  await db.query(`SET LOCAL maintenance_work_mem = '256MB'`);
   for (const table of projection.tables) {
     for (const index of await secondaryIndexes(db, table)) await db.query(index.sql);
     await db.query(`ANALYZE ${shadow[table]}`);
@@ -96,7 +104,11 @@ export async function dropShadow(db: Queryable, projection: Projection): Promise
 }
 
 /** Rows per table of the live tables (after a swap) or the shadows (a dry run). */
-export async function countRows(db: Queryable, projection: Projection, which: 'live' | 'shadow'): Promise<number> {
+export async function countRows(
+  db: Queryable,
+  projection: Projection,
+  which: 'live' | 'shadow',
+): Promise<number> {
   const shadow = shadowTables(projection);
   let total = 0;
   for (const table of projection.tables) {
