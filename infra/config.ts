@@ -52,6 +52,13 @@ const schema = z.object({
     .string()
     .regex(/^[\x21-\x7e]{24,256}$/, '24 to 256 printable characters without spaces')
     .optional(),
+  /** /readyz answers 503 while a projection is more than this many events behind the log (default 10,000). */
+  READY_MAX_LAG_EVENTS: z.coerce
+    .number({ error: 'a whole number of events from 1 to 100000000' })
+    .int('a whole number of events from 1 to 100000000')
+    .min(1, 'a whole number of events from 1 to 100000000')
+    .max(100_000_000, 'a whole number of events from 1 to 100000000')
+    .default(10_000),
   /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
   REDIS_PREFIX: z
     .string()

@@ -15,8 +15,17 @@ export interface Projection<T extends string = string> {
   readonly tables: readonly T[];
   /** The event types it reads; others are skipped in the database, never fetched. */
   readonly handles: readonly string[];
-  /** Applies a batch of events in the caller's transaction. Must be idempotent per batch. */
-  apply(db: Queryable, events: readonly RecordedEvent[], tables: TableNames<T>): Promise<void>;
+  /**
+   * Applies a batch of events in the caller's transaction. Must be idempotent per batch. `memo` is
+   * given only while the projection alone writes the tables (a rebuild into shadow tables): values kept
+   * there between batches (a counter, say) spare it a query per batch; never anything that grows.
+   */
+  apply(
+    db: Queryable,
+    events: readonly RecordedEvent[],
+    tables: TableNames<T>,
+    memo?: Map<string, unknown>,
+  ): Promise<void>;
 }
 
 export const liveTables = <T extends string>(projection: Projection<T>): TableNames<T> =>

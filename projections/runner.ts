@@ -4,6 +4,8 @@ import { withTransaction, type Database, type Queryable } from '#infra/db/databa
 import { notify, notifyChannels } from '#infra/db/notify-channels.ts';
 import type { Logger } from '#infra/logger.ts';
 import { liveTables, type Projection } from './projection.ts';
+import { RebuildBusyError } from './rebuild/rebuild-lease.ts';
+import { rebuildProjections } from './rebuild/rebuild.ts';
 
 /** Called after a projection batch commits (never during a replay). */
 export type Reactor = (projection: string, events: readonly RecordedEvent[]) => void;
@@ -20,7 +22,11 @@ export interface RunnerOptions {
 }
 
 type BatchResult =
-  { kind: 'applied'; events: RecordedEvent[] } | { kind: 'idle' } | { kind: 'unsettled' } | { kind: 'busy' };
+  | { kind: 'applied'; events: RecordedEvent[] }
+  | { kind: 'idle' }
+  | { kind: 'unsettled' }
+  | { kind: 'busy' }
+  | { kind: 'stale' };
 
 /**
  * Keeps every projection caught up with the log. Each batch reads events in commit-safe order and
@@ -32,6 +38,8 @@ export class ProjectionRunner {
   private readonly reactors = new Set<Reactor>();
   private readonly wakers = new Map<string, () => void>();
   private readonly dirty = new Set<string>();
+  /** Blue-green rebuilds of projections whose code version changed, started by this runner. */
+  private readonly upgrades = new Map<string, Promise<void>>();
   private loops: Promise<void>[] = [];
   private running = false;
   private unlisten: (() => Promise<void>) | undefined;
@@ -56,6 +64,7 @@ export class ProjectionRunner {
     this.wakeAll();
     await this.unlisten?.();
     await Promise.all(this.loops);
+    await Promise.all(this.upgrades.values());
   }
 
   /**
@@ -67,7 +76,12 @@ export class ProjectionRunner {
     let deadline = Date.now() + timeoutMs;
     for (;;) {
       const result = await this.batch(projection);
-      if (result.kind === 'applied') {
+      if (result.kind === 'stale') {
+        await this.upgrade(projection);
+        // Another process may be the one rebuilding it: look again shortly.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        deadline = Date.now() + timeoutMs;
+      } else if (result.kind === 'applied') {
         total += result.events.length;
         // The limit is on waiting without progress, not on the whole catch-up.
         deadline = Date.now() + timeoutMs;
@@ -115,6 +129,11 @@ export class ProjectionRunner {
         if (result.kind === 'applied') this.dirty.add(projection.name);
         else if (result.kind === 'unsettled') delayMs = backoffMs;
         else if (result.kind === 'busy') delayMs = pollMs / 4;
+        else if (result.kind === 'stale') {
+          // The old tables keep serving while the new version is built beside them.
+          void this.upgrade(projection).catch(() => undefined);
+          delayMs = pollMs;
+        }
       } catch (error) {
         log.error({ err: error, projection: projection.name }, 'projection batch failed; retrying');
         delayMs = 1_000;
@@ -132,6 +151,7 @@ export class ProjectionRunner {
       );
       if (!rows[0]?.owner) return { kind: 'busy' };
       const checkpoint = await openCheckpoint(client, projection);
+      if (checkpoint === 'stale') return { kind: 'stale' };
       const { events, scannedTo } = await store.readTypes(checkpoint, projection.handles, batchSize, client);
       const last = events.at(-1);
       const next = scannedTo && (!last || compareCheckpoints(scannedTo, last) > 0) ? scannedTo : last;
@@ -161,13 +181,40 @@ export class ProjectionRunner {
     }
     return result;
   }
+
+  /**
+   * Rebuilds a projection whose code version changed, blue-green (shadow tables, then a swap that
+   * sets the new version), once at a time per runner. Another instance already rebuilding it is fine:
+   * we wait for its swap.
+   */
+  private upgrade(projection: Projection): Promise<void> {
+    const running = this.upgrades.get(projection.name);
+    if (running) return running;
+    const { db, store, log } = this.options;
+    log.info(
+      { projection: projection.name, version: projection.version },
+      'projection version changed; rebuilding it',
+    );
+    const started = rebuildProjections(db, store, [projection])
+      .then(([summary]) => log.info({ ...summary }, 'projection rebuilt for its new version'))
+      .catch((error: unknown) => {
+        if (error instanceof RebuildBusyError) log.info({ projection: projection.name }, error.message);
+        else {
+          log.error({ err: error, projection: projection.name }, 'rebuilding the new version failed');
+          throw error;
+        }
+      })
+      .finally(() => this.upgrades.delete(projection.name));
+    this.upgrades.set(projection.name, started);
+    return started;
+  }
 }
 
 /**
  * Reads (creating if needed) the projection's checkpoint. A checkpoint from another version of the
- * projection's code means its read model is stale: it is emptied and rebuilt from the start.
+ * projection's code means its read model is stale: the runner leaves it serving and has it rebuilt.
  */
-async function openCheckpoint(db: Queryable, projection: Projection): Promise<Checkpoint> {
+async function openCheckpoint(db: Queryable, projection: Projection): Promise<Checkpoint | 'stale'> {
   const { rows } = await db.query<{ version: number; transaction_id: string; position: number }>(
     `SELECT version, transaction_id::text AS transaction_id, position FROM projection_checkpoints
      WHERE projection = $1`,
@@ -176,10 +223,10 @@ async function openCheckpoint(db: Queryable, projection: Projection): Promise<Ch
   const row = rows[0];
   if (row?.version === projection.version)
     return { transactionId: row.transaction_id, position: row.position };
-  for (const table of projection.tables) await db.query(`TRUNCATE ${table}`);
+  if (row) return 'stale';
+  // Never run: its tables are as the migrations made them.
   await db.query(
-    `INSERT INTO projection_checkpoints (projection, version) VALUES ($1, $2)
-     ON CONFLICT (projection) DO UPDATE SET version = $2, transaction_id = '0', position = 0, updated_at = now()`,
+    `INSERT INTO projection_checkpoints (projection, version) VALUES ($1, $2) ON CONFLICT (projection) DO NOTHING`,
     [projection.name, projection.version],
   );
   return startOfLog;

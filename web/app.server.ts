@@ -17,6 +17,7 @@ import { liveRoutes } from './realtime/live.routes.server.ts';
 import { auditRoutes } from './pages/audit/audit.routes.server.tsx';
 import { historyRoutes } from './pages/history/history.routes.server.tsx';
 import { overviewRoutes } from './pages/overview.routes.server.tsx';
+import { opsRoutes } from './pages/ops/ops.routes.server.tsx';
 import { competitorFormRoutes } from './pages/competitors/competitor-form.routes.server.tsx';
 import { competitorListRoutes } from './pages/competitors/competitor-list.routes.server.tsx';
 import { loginRoutes } from './pages/login/login.routes.server.tsx';
@@ -32,6 +33,7 @@ export const appRoutes: readonly RouteDef[] = [
   ...historyRoutes,
   ...auditRoutes,
   ...overviewRoutes,
+  ...opsRoutes,
   ...componentRoutes,
   ...liveRoutes,
 ];

@@ -1,6 +1,8 @@
 import type Router from '@koa/router';
+import { Gauge } from 'prom-client';
 import type { Metrics } from '#infra/metrics.ts';
 import { NotFoundError, UnauthorizedError } from '#infra/errors.ts';
+import { projectionLags } from '#projections/lag.ts';
 import type { AppDeps } from './app-deps.server.ts';
 import { safeEqual } from './auth/cookies.server.ts';
 
@@ -37,6 +39,21 @@ export function healthRoutes(
         checks.redis = `unavailable: ${(error as Error).message}`;
       }
     }
+    if (checks.database === 'ok') {
+      // A projection far behind the log serves stale pages: take this instance out of rotation. One
+      // being rebuilt for a new code version keeps serving its old tables and does not count.
+      const limit = deps.config.READY_MAX_LAG_EVENTS;
+      try {
+        const lags = await timeout(projectionLags(deps.db.pool));
+        const behind = lags.filter((l) => l.builtVersion === l.version && l.lagEvents > limit);
+        checks.projections =
+          behind.length === 0
+            ? 'ok'
+            : `behind: ${behind.map((l) => `${l.name} by ${l.lagEvents} events (${Math.round(l.lagSeconds)} s)`).join(', ')}; limit ${limit} (READY_MAX_LAG_EVENTS)`;
+      } catch (error) {
+        checks.projections = `unknown: ${(error as Error).message}`;
+      }
+    }
     // What background work reported: a worker that cannot reach its bus or database is not ready either.
     Object.assign(checks, deps.readiness?.current());
     metrics.unavailable.reset();
@@ -49,7 +66,30 @@ export function healthRoutes(
 
   // For operators only (docs/decisions/0008-metrics-access.md): off unless METRICS_TOKEN is set, and
   // then only with `Authorization: Bearer <METRICS_TOKEN>`.
+  // Projection lag, read when Prometheus scrapes.
+  const lagGauges = {
+    events: new Gauge({
+      name: 'rivals_projection_lag_events',
+      help: 'Events committed after the projection checkpoint',
+      labelNames: ['projection'],
+      registers: [metrics.registry],
+    }),
+    seconds: new Gauge({
+      name: 'rivals_projection_lag_seconds',
+      help: 'Age of the oldest event the projection has not applied yet',
+      labelNames: ['projection'],
+      registers: [metrics.registry],
+    }),
+  };
+  const readLag = async () => {
+    for (const lag of await projectionLags(deps.db.pool)) {
+      lagGauges.events.set({ projection: lag.name }, lag.lagEvents);
+      lagGauges.seconds.set({ projection: lag.name }, lag.lagSeconds);
+    }
+  };
+
   router.get('/metrics', async (ctx) => {
+    await readLag().catch(() => undefined);
     ctx.set('Cache-Control', 'no-store');
     const token = deps.config.METRICS_TOKEN;
     if (!token) throw new NotFoundError();

@@ -16,6 +16,11 @@ export interface DeadLetter {
   deliveryCount: number;
 }
 
+/** Retry of a dead letter that holds no valid command. */
+export class NotRetryableError extends Error {
+  override name = 'NotRetryableError';
+}
+
 export interface ReadOptions {
   /** At most this many deliveries (default 100). */
   count?: number;
@@ -36,6 +41,14 @@ export interface CommandBus {
   /** Records the delivery with its error in the dead letters and acknowledges it. */
   deadLetter(delivery: Delivery, error: string): Promise<void>;
   deadLetters(limit?: number): Promise<DeadLetter[]>;
+  /**
+   * Takes the dead letter out and sends its command to the workers again, atomically, so two operators
+   * clicking Retry at once re-deliver it once. Undefined when it is no longer there; throws for an
+   * entry that is not a valid command (it can only be discarded).
+   */
+  retryDeadLetter(id: string): Promise<DeadLetter | undefined>;
+  /** Takes the dead letter out for good; undefined when it was already gone. */
+  discardDeadLetter(id: string): Promise<DeadLetter | undefined>;
   /** How many deliveries are awaiting acknowledgement. */
   pendingCount(): Promise<number>;
   /** Drops acknowledged entries; never drops a pending or undelivered one. */

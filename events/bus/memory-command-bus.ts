@@ -1,5 +1,12 @@
 import { commandEnvelopeSchema, type CommandEnvelope } from '../command.ts';
-import type { BusOptions, CommandBus, DeadLetter, Delivery, ReadOptions } from './command-bus.ts';
+import {
+  NotRetryableError,
+  type BusOptions,
+  type CommandBus,
+  type DeadLetter,
+  type Delivery,
+  type ReadOptions,
+} from './command-bus.ts';
 
 interface PendingEntry {
   consumer: string;
@@ -68,6 +75,23 @@ export class MemoryCommandBus implements CommandBus {
 
   async deadLetters(limit = 100): Promise<DeadLetter[]> {
     return limit > 0 ? this.dead.slice(-limit) : [];
+  }
+
+  async retryDeadLetter(id: string): Promise<DeadLetter | undefined> {
+    const index = this.dead.findIndex((d) => d.id === id);
+    const found = this.dead[index];
+    if (!found) return undefined;
+    if (!found.envelope)
+      throw new NotRetryableError(`dead letter ${id} is not a valid command; discard it instead`);
+    // Taken out and re-sent in one synchronous step: a second retry finds nothing.
+    this.dead.splice(index, 1);
+    void this.send(found.envelope);
+    return found;
+  }
+
+  async discardDeadLetter(id: string): Promise<DeadLetter | undefined> {
+    const index = this.dead.findIndex((d) => d.id === id);
+    return index >= 0 ? this.dead.splice(index, 1)[0] : undefined;
   }
 
   async pendingCount(): Promise<number> {

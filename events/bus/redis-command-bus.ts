@@ -1,6 +1,13 @@
 import type { Redis } from 'ioredis';
 import { commandEnvelopeSchema, type CommandEnvelope } from '../command.ts';
-import type { BusOptions, CommandBus, DeadLetter, Delivery, ReadOptions } from './command-bus.ts';
+import {
+  NotRetryableError,
+  type BusOptions,
+  type CommandBus,
+  type DeadLetter,
+  type Delivery,
+  type ReadOptions,
+} from './command-bus.ts';
 
 type StreamEntry = [id: string, fields: string[]];
 
@@ -17,6 +24,22 @@ const field = (fields: string[], name: string): string | undefined => {
  */
 const isNoGroup = (error: unknown) =>
   error instanceof Error && (error.message.startsWith('NOGROUP') || error.message.startsWith('UNBLOCKED'));
+
+/** Removes a dead entry and, if given an envelope, re-sends it: both or neither, and only once. */
+const TAKE_DEAD_SCRIPT = `
+if redis.call('XDEL', KEYS[1], ARGV[1]) == 1 then
+  if ARGV[2] ~= '' then redis.call('XADD', KEYS[2], '*', 'envelope', ARGV[2]) end
+  return 1
+end
+return 0`;
+
+const toDeadLetter = (fields: string[]): DeadLetter => ({
+  id: field(fields, 'id') ?? '',
+  envelope: JSON.parse(field(fields, 'envelope') ?? 'null') as CommandEnvelope | null,
+  ...(field(fields, 'raw') !== undefined ? { raw: field(fields, 'raw') } : {}),
+  error: field(fields, 'error') ?? '',
+  deliveryCount: Number(field(fields, 'deliveryCount') ?? 0),
+});
 
 const compareStreamIds = (a: string, b: string): number => {
   const [am = 0n, as = 0n] = a.split('-').map(BigInt);
@@ -108,13 +131,42 @@ export class RedisCommandBus implements CommandBus {
 
   async deadLetters(limit = 100): Promise<DeadLetter[]> {
     const entries = (await this.redis.xrevrange(this.deadStream, '+', '-', 'COUNT', limit)) as StreamEntry[];
-    return entries.reverse().map(([, fields]) => ({
-      id: field(fields, 'id') ?? '',
-      envelope: JSON.parse(field(fields, 'envelope') ?? 'null') as CommandEnvelope | null,
-      ...(field(fields, 'raw') !== undefined ? { raw: field(fields, 'raw') } : {}),
-      error: field(fields, 'error') ?? '',
-      deliveryCount: Number(field(fields, 'deliveryCount') ?? 0),
-    }));
+    return entries.reverse().map(([, fields]) => toDeadLetter(fields));
+  }
+
+  async retryDeadLetter(id: string): Promise<DeadLetter | undefined> {
+    const found = await this.findDead(id);
+    if (!found) return undefined;
+    if (!found.letter.envelope)
+      throw new NotRetryableError(`dead letter ${id} is not a valid command; discard it instead`);
+    return (await this.takeDead(found.entryId, JSON.stringify(found.letter.envelope)))
+      ? found.letter
+      : undefined;
+  }
+
+  async discardDeadLetter(id: string): Promise<DeadLetter | undefined> {
+    const found = await this.findDead(id);
+    if (!found) return undefined;
+    return (await this.takeDead(found.entryId, '')) ? found.letter : undefined;
+  }
+
+  private async takeDead(entryId: string, envelope: string): Promise<boolean> {
+    const taken = await this.redis.eval(TAKE_DEAD_SCRIPT, 2, this.deadStream, this.stream, entryId, envelope);
+    return Number(taken) === 1;
+  }
+
+  /** The dead-letter stream is short (operators empty it): scanned a page at a time. */
+  private async findDead(id: string): Promise<{ entryId: string; letter: DeadLetter } | undefined> {
+    let start = '-';
+    for (;;) {
+      const entries = (await this.redis.xrange(this.deadStream, start, '+', 'COUNT', 200)) as StreamEntry[];
+      for (const [entryId, fields] of entries) {
+        if (field(fields, 'id') === id) return { entryId, letter: toDeadLetter(fields) };
+      }
+      const last = entries.at(-1);
+      if (!last || entries.length < 200) return undefined;
+      start = `(${last[0]}`;
+    }
   }
 
   async pendingCount(): Promise<number> {

@@ -59,3 +59,23 @@ export async function readPassword(prompt: string): Promise<string> {
     process.stdin.on('data', onData);
   });
 }
+
+/** An event position (a whole number) or a date-time, for `--from` / `--to`. */
+export const positionOrTime = (value: string): { position: number } | { time: Date } => {
+  if (/^\d+$/.test(value)) return { position: Number(value) };
+  const date = new Date(value);
+  if (!/\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(date.getTime()))
+    throw new InvalidArgumentError(
+      'Expected an event position (a whole number) or a date-time such as 2026-11-21T10:00:00Z.',
+    );
+  return { time: date };
+};
+
+/** A comma-separated list, collected over repeated flags. */
+export const list = (value: string, previous: string[] = []): string[] => [
+  ...previous,
+  ...value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean),
+];

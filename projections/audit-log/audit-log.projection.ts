@@ -15,6 +15,8 @@ export const auditedTypes = [
   'UserEnabled',
   'ProjectionRebuilt',
   'DemoDataSeeded',
+  'DeadLetterRetried',
+  'DeadLetterDiscarded',
 ] as const;
 
 const subjectId = (e: AuditedEvent): string | undefined =>

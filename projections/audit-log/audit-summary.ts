@@ -3,7 +3,12 @@ import type { Recorded } from '#events/envelope.ts';
 import type { SegmentEvent } from '#events/segment/events.ts';
 import type { UserEvent } from '#events/user/events.ts';
 import type { z } from 'zod';
-import type { DemoDataSeeded, ProjectionRebuilt } from '#events/operations/events.ts';
+import type {
+  DeadLetterDiscarded,
+  DeadLetterRetried,
+  DemoDataSeeded,
+  ProjectionRebuilt,
+} from '#events/operations/events.ts';
 
 export type AuditedEvent = Recorded<
   | CompetitorEvent
@@ -12,6 +17,8 @@ export type AuditedEvent = Recorded<
   | UserEvent
   | { type: 'ProjectionRebuilt'; data: z.infer<typeof ProjectionRebuilt.schema> }
   | { type: 'DemoDataSeeded'; data: z.infer<typeof DemoDataSeeded.schema> }
+  | { type: 'DeadLetterRetried'; data: z.infer<typeof DeadLetterRetried.schema> }
+  | { type: 'DeadLetterDiscarded'; data: z.infer<typeof DeadLetterDiscarded.schema> }
 >;
 
 /** What the audit projection remembers of a competitor or user between events. */
@@ -127,7 +134,19 @@ export function auditLine(event: AuditedEvent, known: (id: string) => Subject | 
       return {
         competitorId: null,
         competitorName: null,
-        summary: `${event.data.dryRun ? 'Dry-run rebuild of' : 'Rebuilt'} the ${event.data.projection} projection from ${event.data.events} events (${event.data.differences} differing rows)`,
+        summary: `${event.data.dryRun ? 'Dry-run rebuild of' : 'Rebuilt'} the ${event.data.projection} projection from ${event.data.events} events (${event.data.differences} differing rows)${event.data.resumed ? ', resuming an interrupted rebuild' : ''}`,
+      };
+    case 'DeadLetterRetried':
+      return {
+        competitorId: null,
+        competitorName: null,
+        summary: `Retried the dead-lettered command ${event.data.commandType ?? 'entry'} ${event.data.commandId ?? event.data.deadLetterId}`,
+      };
+    case 'DeadLetterDiscarded':
+      return {
+        competitorId: null,
+        competitorName: null,
+        summary: `Discarded the dead-lettered command ${event.data.commandType ?? 'entry'} ${event.data.commandId ?? event.data.deadLetterId} (${event.data.error})`,
       };
     case 'DemoDataSeeded':
       return {

@@ -19,7 +19,7 @@ export const competitorListProjection: Projection<Tables> = {
   tables: ['competitor_list', 'competitor_list_segments'],
   handles: [...competitorEventTypes, 'SegmentAdded'],
 
-  async apply(db, events, tables) {
+  async apply(db, events, tables, memo) {
     const segments = await applySegments(db, events, tables);
     const competitorEvents = events.filter(isCompetitorEvent);
     if (competitorEvents.length === 0) return;
@@ -36,7 +36,8 @@ export const competitorListProjection: Projection<Tables> = {
         return ++maxRank;
       },
     };
-    maxRank = await currentMaxRank(db, tables);
+    // Rebuilding, the shadow table has no rank index yet: keep the highest rank between batches.
+    maxRank = (memo?.get('maxRank') as number | undefined) ?? (await currentMaxRank(db, tables));
     for (const event of competitorEvents) {
       const id = event.data.competitorId;
       const before = rows.get(id);
@@ -48,6 +49,8 @@ export const competitorListProjection: Projection<Tables> = {
     const deleted = [...rows.entries()].filter(([id, r]) => r === null && existing.has(id)).map(([id]) => id);
     await upsertRows(db, tables, changed);
     await removeRanks(db, tables, deleted, removedRanks);
+    // Ranks are 1..n without gaps: each removed rank closed one.
+    memo?.set('maxRank', maxRank - removedRanks.length);
   },
 };
 

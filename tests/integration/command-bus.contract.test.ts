@@ -383,6 +383,36 @@ for (const implementation of implementations) {
         await sleep(PAST_CLAIM_IDLE_MS);
         expect(await bus.read('c3', { blockMs: BLOCK_MS })).toEqual([]);
       });
+
+      it('retry re-delivers the command exactly once, even when retried twice at once; discard removes it', async () => {
+        const harness = open();
+        const bus = await harness.connect();
+        const other = await harness.connect();
+        const sent = envelopes(2);
+        const ids = await sendAll(bus, sent);
+        const delivered = await bus.read('c1', { blockMs: BLOCK_MS });
+        for (const d of delivered) await bus.deadLetter(d, 'boom');
+        expect((await bus.deadLetters()).map((d) => d.id)).toEqual(ids);
+
+        // Two operators click Retry on the same dead letter at the same moment.
+        const [a, b] = await Promise.all([bus.retryDeadLetter(ids[0]!), other.retryDeadLetter(ids[0]!)]);
+        expect([a, b].filter(Boolean)).toHaveLength(1);
+        expect([a, b].find(Boolean)?.envelope).toEqual(sent[0]);
+        expect((await bus.deadLetters()).map((d) => d.id)).toEqual([ids[1]]);
+        const redelivered = await other.read('c2', { blockMs: BLOCK_MS });
+        expect(redelivered.map((d) => d.envelope)).toEqual([sent[0]]);
+        expect(redelivered[0]?.deliveryCount).toBe(1);
+        await other.ack(redelivered.map((d) => d.id));
+        expect(await bus.retryDeadLetter(ids[0]!)).toBeUndefined();
+        await sleep(PAST_CLAIM_IDLE_MS);
+        expect(await bus.read('c3', { blockMs: BLOCK_MS })).toEqual([]);
+
+        expect(await bus.discardDeadLetter(ids[1]!)).toMatchObject({ id: ids[1], error: 'boom' });
+        expect(await other.discardDeadLetter(ids[1]!)).toBeUndefined();
+        expect(await bus.deadLetters()).toEqual([]);
+        await sleep(PAST_CLAIM_IDLE_MS);
+        expect(await bus.read('c4', { blockMs: BLOCK_MS })).toEqual([]);
+      });
     });
 
     describe('trim', () => {

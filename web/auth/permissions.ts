@@ -20,6 +20,7 @@ export const permissions = {
   'users.view': 'admin',
   'users.manage': 'admin',
   'ops.view': 'admin',
+  'ops.manage': 'admin',
 } as const satisfies Record<string, Role>;
 
 export type Action = keyof typeof permissions;

@@ -1,7 +1,9 @@
 import { createWriteStream } from 'node:fs';
 import type { Command } from 'commander';
-import { startOfLog } from '#events/envelope.ts';
-import { wholeNumber } from '#infra/cli/arguments.ts';
+import { eventRegistry } from '#events/all-events.ts';
+import { exportEvents, type LogFilter } from '#events/store/export-log.ts';
+import { verifyLog } from '#events/store/verify-log.ts';
+import { list, positionOrTime, wholeNumber } from '#infra/cli/arguments.ts';
 import { migrate } from '#infra/db/migrate.ts';
 import { openDatabase } from '#infra/db/open-database.ts';
 import { allProjections } from '#projections/all-projections.ts';
@@ -75,27 +77,59 @@ export function register(program: Command): void {
 
   program
     .command('events:export')
-    .description('every event as NDJSON (one JSON object per line), in commit order')
+    .description('events as NDJSON (one JSON object per line), in commit order; all of them unless filtered')
     .option('--out <file>', 'write to a file instead of standard output')
-    .action(async (options: { out?: string }) => {
-      await withDatabase('events:export', async (_db, store) => {
+    .option(
+      '--from <position|time>',
+      'from this event position, or events recorded at or after this time',
+      positionOrTime,
+    )
+    .option(
+      '--to <position|time>',
+      'up to this event position, or events recorded at or before this time',
+      positionOrTime,
+    )
+    .option('--type <types>', 'only these event types (comma-separated or repeated)', list)
+    .option('--stream <stream>', 'only this stream')
+    .action(async (options: { out?: string; type?: string[] } & Omit<LogFilter, 'types'>) => {
+      const filter: LogFilter = {
+        from: options.from,
+        to: options.to,
+        types: options.type,
+        stream: options.stream,
+      };
+      await withDatabase('events:export', async (db) => {
         const out: NodeJS.WritableStream = options.out ? createWriteStream(options.out) : process.stdout;
-        let checkpoint = startOfLog;
         let count = 0;
-        for (;;) {
-          const events = await store.readAll(checkpoint, 5_000);
-          if (events.length === 0) break;
-          for (const e of events) {
-            if (!out.write(`${JSON.stringify(e)}\n`))
-              await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-          }
-          count += events.length;
-          checkpoint = events.at(-1) ?? checkpoint;
+        for await (const event of exportEvents(db.pool, eventRegistry, filter)) {
+          if (!out.write(`${JSON.stringify(event)}\n`))
+            await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+          count++;
         }
-        if (options.out) {
-          await new Promise<void>((resolve) => out.end(() => resolve()));
-          process.stderr.write(`Exported ${count} events to ${options.out}.\n`);
+        if (options.out) await new Promise<void>((resolve) => out.end(() => resolve()));
+        process.stderr.write(`Exported ${count} events${options.out ? ` to ${options.out}` : ''}.\n`);
+      });
+    });
+
+  program
+    .command('events:verify')
+    .description(
+      'check the log: stream versions contiguous from 1, commit order, every event parses after upcasting, every outcome names existing events',
+    )
+    .option('--limit <n>', 'report at most this many problems of each kind', wholeNumber(1, 10_000), 20)
+    .action(async (options: { limit: number }) => {
+      await withDatabase('events:verify', async (db) => {
+        const started = performance.now();
+        const result = await verifyLog(db.pool, eventRegistry, { limit: options.limit });
+        const seconds = ((performance.now() - started) / 1000).toFixed(1);
+        const checked = `${result.events} events in ${result.streams} streams and ${result.outcomes} command outcomes`;
+        if (result.problems.length === 0) {
+          console.log(`The log is consistent: checked ${checked} in ${seconds} s.`);
+          return;
         }
+        console.log(`Found problems in the log (checked ${checked}; first ${options.limit} of each kind):`);
+        for (const p of result.problems) console.log(`  [${p.kind}] ${p.message}`);
+        process.exitCode = 1;
       });
     });
 }

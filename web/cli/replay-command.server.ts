@@ -1,77 +1,143 @@
 import type { Command } from 'commander';
 import { isoTime, wholeNumber } from '#infra/cli/arguments.ts';
-import { progressBar } from '#infra/cli/progress.ts';
+import { multiProgress, type RateBar } from '#infra/cli/progress.ts';
 import { allProjections } from '#projections/all-projections.ts';
-import { diffShadow, rebuildShadow, swapShadow } from '#projections/replay.ts';
-import { recordOperation } from '#services/operations/record.ts';
+import type { Projection } from '#projections/projection.ts';
+import { RebuildBusyError } from '#projections/rebuild/rebuild-lease.ts';
+import { rebuildProjections, type RebuildSummary } from '#projections/rebuild/rebuild.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
+import { recordOperation } from '#services/operations/record.ts';
 import { log, operator, UsageError, withDatabase } from './cli-context.server.ts';
 
-/** `replay`: blue-green rebuilds of projections, recorded in the audit log. */
+interface ReplayOptions {
+  projection: string;
+  toPosition?: number;
+  toTime?: Date;
+  dryRun?: boolean;
+  restart?: boolean;
+  json?: boolean;
+  batchSize: number;
+}
+
+/** `all`, one name, or a comma-separated list. */
+function choose(selection: string): Projection[] {
+  if (selection === 'all') return [...allProjections];
+  const names = selection.split(',').map((n) => n.trim());
+  const unknown = names.filter((n) => !allProjections.some((p) => p.name === n));
+  if (unknown.length > 0 || names.length === 0) {
+    throw new UsageError(
+      `--projection: unknown projection "${unknown.join(', ')}"; expected all or one or more (comma-separated) of ${allProjections.map((p) => p.name).join(', ')}.`,
+    );
+  }
+  return allProjections.filter((p) => names.includes(p.name));
+}
+
+function summaryTable(summaries: RebuildSummary[], dryRun: boolean, wallSeconds: number): string {
+  const header = ['projection', 'events', 'rows', 'seconds', ...(dryRun ? ['differing rows'] : [])];
+  const lines = summaries.map((s) => [
+    s.projection,
+    s.events.toLocaleString('en-US'),
+    s.rows.toLocaleString('en-US'),
+    s.seconds.toFixed(1),
+    ...(dryRun ? [String(s.differences ?? 0)] : []),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? '').length)));
+  const row = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  return [
+    row(header),
+    ...lines.map(row),
+    `${summaries.length} projection(s) in ${wallSeconds.toFixed(1)} s (one read of the log; seconds per projection are its own writing, indexing and swap).`,
+  ].join('\n');
+}
+
+/** `replay`: blue-green rebuilds of projections in one pass over the log, recorded in the audit log. */
 export function register(program: Command): void {
   program
     .command('replay')
     .description(
-      'rebuild one or all projections from the event log (blue-green: shadow tables, then an atomic swap)',
+      'rebuild projections from the event log in one pass (blue-green: shadow tables, indexes once, an atomic swap); resumes an interrupted rebuild',
     )
-    .option('--projection <name>', 'a projection name, or "all"', 'all')
+    .option('--projection <names>', 'all, a projection name, or several comma-separated', 'all')
     .option('--to-position <n>', 'stop after this event position', wholeNumber(0, Number.MAX_SAFE_INTEGER))
     .option('--to-time <time>', 'stop at events recorded after this time', isoTime)
     .option('--dry-run', 'build and compare with the live tables, change nothing')
-    .action(async (options: { projection: string; toPosition?: number; toTime?: Date; dryRun?: boolean }) => {
-      const chosen =
-        options.projection === 'all'
-          ? allProjections
-          : allProjections.filter((p) => p.name === options.projection);
-      if (chosen.length === 0) {
-        throw new UsageError(
-          `--projection: unknown projection "${options.projection}"; expected all or one of ${allProjections.map((p) => p.name).join(', ')}.`,
-        );
-      }
+    .option('--restart', 'start over instead of resuming an interrupted rebuild')
+    .option('--json', 'print the summary as JSON (no progress bars)')
+    .option('--batch-size <n>', 'events read per batch', wholeNumber(1, 100_000), 5_000)
+    .action(async (options: ReplayOptions) => {
+      const chosen = choose(options.projection);
       await withDatabase('replay', async (db, store) => {
-        const head = await store.headPosition();
-        const runner = new ProjectionRunner({ db, store, projections: chosen, log });
-        for (const projection of chosen) {
-          // Bring live up to date first, so the diff shows real differences rather than lag.
-          if (options.toPosition === undefined && options.toTime === undefined)
-            await runner.catchUp(projection);
-          const bar = progressBar(
-            `rebuilding ${projection.name}`.padEnd(28),
-            Math.min(head, options.toPosition ?? head) || 1,
-          );
-          const result = await rebuildShadow(db.pool, store, projection, {
+        const runner = new ProjectionRunner({ db, store, projections: chosen, log, batchSize: 2_000 });
+        // Bring live up to date first, so a comparison shows real differences rather than lag.
+        if (options.toPosition === undefined && options.toTime === undefined)
+          for (const projection of chosen) await runner.catchUp(projection);
+        const progress = options.json ? undefined : multiProgress();
+        const bars = new Map<string, RateBar>();
+        const started = performance.now();
+        let summaries: RebuildSummary[];
+        try {
+          summaries = await rebuildProjections(db, store, chosen, {
             toPosition: options.toPosition,
             toTime: options.toTime,
-            onProgress: (n) => bar.update(n),
+            dryRun: options.dryRun,
+            restart: options.restart,
+            batchSize: options.batchSize,
+            catchUpLive: (projection) => runner.catchUp(projection),
+            onStart: ({ projection, total, done, resumedFrom }) => {
+              if (resumedFrom !== undefined)
+                process.stderr.write(
+                  `Resuming the interrupted rebuild of ${projection} from position ${resumedFrom} (${done} events already applied); --restart starts over.\n`,
+                );
+              bars.set(projection, progress?.add(projection.padEnd(16), total, done) ?? noBar);
+            },
+            onProgress: (projection, done) => bars.get(projection)?.update(done),
+            onPhase: (projection, phase) => bars.get(projection)?.phase(phase),
           });
-          bar.stop();
-          const diffs = await diffShadow(db.pool, projection);
-          const differences = diffs.reduce((n, d) => n + d.onlyLive + d.onlyShadow, 0);
-          for (const d of diffs)
-            console.log(`  ${d.table}: ${d.onlyLive} rows only live, ${d.onlyShadow} rows only rebuilt`);
-          if (!options.dryRun) await swapShadow(db.pool, projection, result);
-          else
-            for (const table of projection.tables)
-              await db.pool.query(`DROP TABLE IF EXISTS ${table}__shadow`);
+        } catch (error) {
+          progress?.stop();
+          if (error instanceof RebuildBusyError) throw new UsageError(error.message);
+          throw error;
+        }
+        for (const [name, bar] of bars) {
+          const s = summaries.find((x) => x.projection === name);
+          bar.update(s?.events ?? 0, 'done');
+        }
+        progress?.stop();
+        const wallSeconds = (performance.now() - started) / 1000;
+        for (const s of summaries) {
           await recordOperation(
             store,
             {
               type: 'ProjectionRebuilt',
               data: {
-                projection: projection.name,
-                events: result.events,
+                projection: s.projection,
+                events: s.events,
+                rows: s.rows,
+                seconds: Math.round(s.seconds * 10) / 10,
+                resumed: s.resumedFrom !== null,
                 toPosition: options.toPosition ?? null,
                 toTime: options.toTime?.toISOString() ?? null,
                 dryRun: !!options.dryRun,
-                differences,
+                differences: s.differences ?? 0,
               },
             },
             operator,
           );
-          console.log(
-            `${options.dryRun ? 'Dry run: would rebuild' : 'Rebuilt'} ${projection.name} from ${result.events} events; ${differences} differing rows.`,
-          );
         }
+        if (options.json) {
+          console.log(
+            JSON.stringify({ dryRun: !!options.dryRun, seconds: wallSeconds, projections: summaries }),
+          );
+          return;
+        }
+        console.log(summaryTable(summaries, !!options.dryRun, wallSeconds));
+        for (const s of summaries)
+          console.log(
+            `${options.dryRun ? 'Dry run: would rebuild' : 'Rebuilt'} ${s.projection} from ${s.events} events; ${s.differences ?? 0} differing rows.`,
+          );
       });
     });
 }
+
+const noBar: RateBar = { update: () => undefined, phase: () => undefined, stop: () => undefined };

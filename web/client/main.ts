@@ -1,5 +1,6 @@
 import { createElement } from 'react';
 import { hydrateRoot } from 'react-dom/client';
+import { installActionConfirmation, installAutoRefresh } from './confirm-action.ts';
 import { installDeleteConfirmation } from './confirm-delete.ts';
 import { installDataTables } from './data-table.ts';
 import { islands } from './islands.ts';
@@ -24,6 +25,8 @@ async function hydrateIslands(): Promise<void> {
 
 installDataTables();
 installDeleteConfirmation();
+installActionConfirmation();
+installAutoRefresh();
 installPrint();
 installNotesDialog();
 void connectRealtime();

@@ -1,34 +1,89 @@
 import type { DeadLetter } from '#events/bus/command-bus.ts';
-import { formatNumber, formatTime } from '../../components/format.ts';
+import { CsrfField } from '../../components/form-field.tsx';
+import { formatTime } from '../../components/format.ts';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
+import { Sparkline } from './sparkline.tsx';
 
 export interface OpsStatus {
   head: number;
-  projections: { name: string; version: number; position: number; lag: number; updatedAt: Date | null }[];
+  projections: {
+    name: string;
+    version: number;
+    /** Being rebuilt blue-green for a new code version (the old tables serve meanwhile). */
+    rebuilding: boolean;
+    position: number;
+    lag: number;
+    lagSeconds: number;
+    updatedAt: Date | null;
+  }[];
   pending: number;
   deadLetters: DeadLetter[];
   eventsLastMinute: number;
   eventsLastHour: number;
+  /** Events per minute over the last hour, oldest first. */
+  perMinute: number[];
   database: string;
   bus: string;
 }
 
-export function OpsPage({ page, status }: { page: PageContext; status: OpsStatus }) {
+const n = (value: number) => value.toLocaleString('en-US');
+
+const seconds = (value: number) =>
+  value < 1 ? '0 s' : value < 120 ? `${Math.round(value)} s` : `${Math.round(value / 60)} min`;
+
+function DeadLetterActions({ letter, csrfToken }: { letter: DeadLetter; csrfToken: string }) {
+  const what = letter.envelope?.command.type ?? 'this entry';
   return (
-    <Layout page={page} title="Operations">
-      <h1>Operations</h1>
+    <div className="dead-letter__actions">
+      {letter.envelope && (
+        <form
+          method="post"
+          action={`/ops/dead-letters/${encodeURIComponent(letter.id)}/retry`}
+          data-confirm={`Retry ${what}? It is sent to the workers once more.`}
+          data-confirm-button="Yes, retry it"
+        >
+          <CsrfField token={csrfToken} />
+          <button type="submit" className="button">
+            Retry
+          </button>
+        </form>
+      )}
+      <form
+        method="post"
+        action={`/ops/dead-letters/${encodeURIComponent(letter.id)}/discard`}
+        data-confirm={`Discard ${what}? It will never be handled.`}
+        data-confirm-button="Yes, discard it"
+      >
+        <CsrfField token={csrfToken} />
+        <button type="submit" className="button button--danger">
+          Discard
+        </button>
+      </form>
+    </div>
+  );
+}
+
+/** The part of /ops that refreshes itself. */
+export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrfToken: string }) {
+  const peak = Math.max(...status.perMinute, 0);
+  return (
+    <div id="ops-status" data-refresh-every="5000">
       <dl className="battlecard__facts">
         <dt>Database</dt>
         <dd>{status.database}</dd>
         <dt>Command bus</dt>
         <dd>{status.bus}</dd>
         <dt>Newest event</dt>
-        <dd>position {formatNumber(status.head)}</dd>
+        <dd>position {n(status.head)}</dd>
         <dt>Throughput</dt>
         <dd>
-          {formatNumber(status.eventsLastMinute)} events in the last minute,{' '}
-          {formatNumber(status.eventsLastHour)} in the last hour
+          {n(status.eventsLastMinute)} events this minute, {n(status.eventsLastHour)} in the last hour{' '}
+          <Sparkline
+            values={status.perMinute.map((v) => v / 60)}
+            label={`Events per second, each minute of the last hour; peak ${(peak / 60).toFixed(1)}/s`}
+          />{' '}
+          <span className="field__hint">peak {(peak / 60).toFixed(1)} events/s</span>
         </dd>
         <dt>Commands awaiting acknowledgement</dt>
         <dd>{status.pending}</dd>
@@ -40,7 +95,9 @@ export function OpsPage({ page, status }: { page: PageContext; status: OpsStatus
             <th scope="col">Projection</th>
             <th scope="col">Version</th>
             <th scope="col">Checkpoint</th>
-            <th scope="col">Behind</th>
+            <th scope="col">Head</th>
+            <th scope="col">Behind (events)</th>
+            <th scope="col">Behind (time)</th>
             <th scope="col">Last batch</th>
           </tr>
         </thead>
@@ -48,9 +105,14 @@ export function OpsPage({ page, status }: { page: PageContext; status: OpsStatus
           {status.projections.map((p) => (
             <tr key={p.name}>
               <td>{p.name}</td>
-              <td>{p.version}</td>
-              <td>{formatNumber(p.position)}</td>
-              <td>{formatNumber(p.lag)}</td>
+              <td>
+                {p.version}
+                {p.rebuilding ? ' (rebuilding)' : ''}
+              </td>
+              <td>{n(p.position)}</td>
+              <td>{n(status.head)}</td>
+              <td>{n(p.lag)}</td>
+              <td>{seconds(p.lagSeconds)}</td>
               <td>{p.updatedAt ? formatTime(p.updatedAt.toISOString()) : 'never'}</td>
             </tr>
           ))}
@@ -60,15 +122,45 @@ export function OpsPage({ page, status }: { page: PageContext; status: OpsStatus
       {status.deadLetters.length === 0 ? (
         <p className="field__hint">None: every command was handled.</p>
       ) : (
-        <ul>
-          {status.deadLetters.map((d) => (
-            <li key={d.id}>
-              <code>{d.envelope?.command.type ?? 'unreadable entry'}</code> after {d.deliveryCount}{' '}
-              deliveries: {d.error}
-            </li>
-          ))}
-        </ul>
+        <table className="simple-table">
+          <thead>
+            <tr>
+              <th scope="col">Command</th>
+              <th scope="col">Error</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {status.deadLetters.map((d) => (
+              <tr key={d.id}>
+                <td>
+                  <code>{d.envelope?.command.type ?? 'unreadable entry'}</code>
+                  {d.envelope ? (
+                    <div className="field__hint">
+                      by {d.envelope.actor.name}, {formatTime(d.envelope.at)}
+                    </div>
+                  ) : null}
+                </td>
+                <td>{d.error}</td>
+                <td>{d.deliveryCount}</td>
+                <td>
+                  <DeadLetterActions letter={d} csrfToken={csrfToken} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       )}
+    </div>
+  );
+}
+
+export function OpsPage({ page, status }: { page: PageContext; status: OpsStatus }) {
+  return (
+    <Layout page={page} title="Operations">
+      <h1>Operations</h1>
+      <OpsStatusRegion status={status} csrfToken={page.csrfToken} />
     </Layout>
   );
 }

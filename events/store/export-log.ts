@@ -1,0 +1,87 @@
+import type { Queryable } from '#infra/db/database.ts';
+import type { EventMetadata, RecordedEvent } from '../envelope.ts';
+import type { EventRegistry } from '../registry.ts';
+
+/** A bound of an export: an event position, or a time (events recorded at or after / before it). */
+export type LogBound = { position: number } | { time: Date };
+
+export interface LogFilter {
+  from?: LogBound;
+  to?: LogBound;
+  /** Only these event types (any when empty). */
+  types?: readonly string[];
+  /** Only this stream. */
+  stream?: string;
+}
+
+interface Row {
+  position: number;
+  xid: string;
+  stream: string;
+  stream_version: number;
+  type: string;
+  schema_version: number;
+  data: unknown;
+  metadata: EventMetadata;
+  recorded_at: Date;
+}
+
+const positionOf = (b: LogBound | undefined) => (b && 'position' in b ? b.position : null);
+const timeOf = (b: LogBound | undefined) => (b && 'time' in b ? b.time.toISOString() : null);
+
+/**
+ * The committed events matching `filter`, in commit order, a batch at a time (keyset on the commit
+ * order, so memory stays constant however long the log). Data is upcast to the current schema.
+ */
+export async function* exportEvents(
+  db: Queryable,
+  registry: EventRegistry,
+  filter: LogFilter = {},
+  batchSize = 2_000,
+): AsyncGenerator<RecordedEvent> {
+  let after = { transactionId: '0', position: 0 };
+  const types = filter.types && filter.types.length > 0 ? [...filter.types] : null;
+  for (;;) {
+    const { rows } = await db.query<Row>(
+      `SELECT position, transaction_id::text AS xid, stream, stream_version, type, schema_version, data, metadata, recorded_at
+       FROM events
+       WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+         AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+         AND ($3::bigint IS NULL OR position >= $3)
+         AND ($4::bigint IS NULL OR position <= $4)
+         AND ($5::timestamptz IS NULL OR recorded_at >= $5)
+         AND ($6::timestamptz IS NULL OR recorded_at <= $6)
+         AND ($7::text[] IS NULL OR type = ANY($7))
+         AND ($8::text IS NULL OR stream = $8)
+       ORDER BY events.transaction_id, events.position
+       LIMIT $9`,
+      [
+        after.transactionId,
+        after.position,
+        positionOf(filter.from),
+        positionOf(filter.to),
+        timeOf(filter.from),
+        timeOf(filter.to),
+        types,
+        filter.stream ?? null,
+        batchSize,
+      ],
+    );
+    for (const row of rows) {
+      yield {
+        position: row.position,
+        transactionId: row.xid,
+        stream: row.stream,
+        streamVersion: row.stream_version,
+        type: row.type,
+        schemaVersion: row.schema_version,
+        data: registry.upcast(row.type, row.schema_version, row.data),
+        metadata: row.metadata,
+        recordedAt: row.recorded_at,
+      };
+    }
+    const last = rows.at(-1);
+    if (!last || rows.length < batchSize) return;
+    after = { transactionId: last.xid, position: last.position };
+  }
+}

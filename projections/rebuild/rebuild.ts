@@ -1,0 +1,349 @@
+import { compareCheckpoints, startOfLog, type Checkpoint, type RecordedEvent } from '#events/envelope.ts';
+import type { EventStore } from '#events/store/event-store.ts';
+import { withTransaction, type Database, type Queryable } from '#infra/db/database.ts';
+import { shadowTables, type Projection } from '../projection.ts';
+import { takeRebuildLease } from './rebuild-lease.ts';
+import {
+  countRows,
+  createShadow,
+  diffShadow,
+  dropShadow,
+  indexShadow,
+  shadowExists,
+  swapInShadow,
+} from './shadow-tables.ts';
+
+export interface RebuildOptions {
+  /** Stop after this position (a point-in-time rebuild); default: everything committed. */
+  toPosition?: number;
+  /** Stop at events recorded after this time. */
+  toTime?: Date;
+  /** Build and compare with the live tables; change nothing. */
+  dryRun?: boolean;
+  /** Start over even if an interrupted rebuild left shadow tables to resume. */
+  restart?: boolean;
+  /** Events read per batch (default 5,000). */
+  batchSize?: number;
+  /** Brings the live projection up to date before a dry run compares with it. */
+  catchUpLive?: (projection: Projection) => Promise<unknown>;
+  onStart?: (start: { projection: string; total: number; done: number; resumedFrom?: number }) => void;
+  onProgress?: (projection: string, done: number) => void;
+  onPhase?: (projection: string, phase: 'indexing' | 'catching up' | 'comparing' | 'swapping') => void;
+}
+
+export interface RebuildSummary {
+  projection: string;
+  /** Events of the types it handles, applied into the new tables. */
+  events: number;
+  rows: number;
+  seconds: number;
+  /** Rows only in live plus rows only in the rebuild (dry runs; null otherwise). */
+  differences: number | null;
+  /** Where an interrupted rebuild was resumed from (position), if it was. */
+  resumedFrom: number | null;
+}
+
+interface Job {
+  projection: Projection;
+  handles: Set<string>;
+  checkpoint: Checkpoint;
+  events: number;
+  seconds: number;
+  resumedFrom: number | null;
+  memo: Map<string, unknown>;
+}
+
+interface Limits {
+  toPosition: number | null;
+  toTime: string | null;
+}
+
+/**
+ * Rebuilds projections blue-green in one pass over the log: every batch read once feeds all selected
+ * projections, each into shadow tables that have their keys but no secondary indexes, with the
+ * shadow checkpoints committed in the same transaction (so a killed rebuild resumes). Then each
+ * projection's indexes are built once and analyzed; a dry run compares with live and drops the
+ * shadows; otherwise the shadow is caught up to the live head under the projection's lock and swapped
+ * in atomically. The live runner keeps serving from the old tables until that commit.
+ */
+export async function rebuildProjections(
+  db: Database,
+  store: EventStore,
+  projections: readonly Projection[],
+  options: RebuildOptions = {},
+): Promise<RebuildSummary[]> {
+  const lease = await takeRebuildLease(
+    db,
+    projections.map((p) => p.name),
+  );
+  try {
+    const limits: Limits = {
+      toPosition: options.toPosition ?? null,
+      toTime: options.toTime?.toISOString() ?? null,
+    };
+    const jobs: Job[] = [];
+    for (const projection of projections)
+      jobs.push(await openJob(db, projection, limits, lease.holder, options));
+    const totals = await countByType(db.pool, limits);
+    for (const job of jobs) {
+      const total = [...job.handles].reduce((n, type) => n + (totals.get(type) ?? 0), 0);
+      options.onStart?.({
+        projection: job.projection.name,
+        total: Math.max(total, job.events),
+        done: job.events,
+        ...(job.resumedFrom !== null ? { resumedFrom: job.resumedFrom } : {}),
+      });
+    }
+    await readOnce(db, store, jobs, limits, options);
+    // Index builds are the heaviest step: on Postgres each projection's run on a connection of its own.
+    await Promise.all(jobs.map((job) => indexJob(db, job, options)));
+    const summaries: RebuildSummary[] = [];
+    for (const job of jobs) summaries.push(await finish(db, store, job, limits, options));
+    return summaries;
+  } finally {
+    await lease.release();
+  }
+}
+
+async function openJob(
+  db: Database,
+  projection: Projection,
+  limits: Limits,
+  holder: string,
+  options: RebuildOptions,
+): Promise<Job> {
+  const { rows } = await db.pool.query<{
+    version: number;
+    transaction_id: string;
+    position: number;
+    events: number;
+    limits: Partial<Limits>;
+  }>(
+    `SELECT version, transaction_id::text AS transaction_id, position, events, limits
+     FROM projection_rebuilds WHERE projection = $1`,
+    [projection.name],
+  );
+  const row = rows[0];
+  const job: Job = {
+    projection,
+    handles: new Set(projection.handles),
+    checkpoint: startOfLog,
+    events: 0,
+    seconds: 0,
+    resumedFrom: null,
+    memo: new Map(),
+  };
+  const resumable =
+    !options.restart &&
+    row !== undefined &&
+    row.version === projection.version &&
+    (row.limits.toPosition ?? null) === limits.toPosition &&
+    (row.limits.toTime ?? null) === limits.toTime &&
+    (await shadowExists(db.pool, projection));
+  if (resumable) {
+    job.checkpoint = { transactionId: row.transaction_id, position: row.position };
+    job.events = row.events;
+    job.resumedFrom = row.position;
+    await db.pool.query(
+      'UPDATE projection_rebuilds SET holder = $2, updated_at = now() WHERE projection = $1',
+      [projection.name, holder],
+    );
+    return job;
+  }
+  await createShadow(db.pool, projection);
+  await db.pool.query(
+    `INSERT INTO projection_rebuilds (projection, version, limits, holder) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (projection) DO UPDATE SET version = $2, transaction_id = '0', position = 0, events = 0,
+       limits = $3, holder = $4, started_at = now(), updated_at = now()`,
+    [projection.name, projection.version, JSON.stringify(limits), holder],
+  );
+  return job;
+}
+
+/** Events per type within the limits: the denominators of the progress bars. */
+async function countByType(db: Queryable, limits: Limits): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ type: string; n: number }>(
+    `SELECT type, count(*)::int AS n FROM events
+     WHERE ($1::bigint IS NULL OR position <= $1) AND ($2::timestamptz IS NULL OR recorded_at <= $2)
+     GROUP BY type`,
+    [limits.toPosition, limits.toTime],
+  );
+  return new Map(rows.map((r) => [r.type, r.n]));
+}
+
+const withinLimits = (event: RecordedEvent, limits: Limits): boolean =>
+  (limits.toPosition === null || event.position <= limits.toPosition) &&
+  (limits.toTime === null || event.recordedAt <= new Date(limits.toTime));
+
+const limited = (limits: Limits) => limits.toPosition !== null || limits.toTime !== null;
+
+/** The single pass: from the oldest job checkpoint to what was committed when it started. */
+async function readOnce(
+  db: Database,
+  store: EventStore,
+  jobs: Job[],
+  limits: Limits,
+  options: RebuildOptions,
+): Promise<void> {
+  if (jobs.length === 0) return;
+  const batchSize = options.batchSize ?? 5_000;
+  const types = [...new Set(jobs.flatMap((j) => j.projection.handles))];
+  let cursor = jobs.map((j) => j.checkpoint).reduce((a, b) => (compareCheckpoints(a, b) <= 0 ? a : b));
+  // Everything committed when the rebuild starts must be in it; later events come at the swap.
+  const target = await store.headCheckpoint();
+  for (;;) {
+    const { events: read, scannedTo } = await store.readTypes(cursor, types, batchSize, db.pool);
+    const events = read.filter((e) => withinLimits(e, limits));
+    const stop = events.length < read.length;
+    let next: Checkpoint = events.at(-1) ?? cursor;
+    if (!stop && !limited(limits) && scannedTo && compareCheckpoints(scannedTo, next) > 0) next = scannedTo;
+    if (compareCheckpoints(next, cursor) > 0) {
+      const applied = await withTransaction(db.pool, (client) => applyBatch(client, jobs, events, next));
+      advance(applied, next, options);
+      cursor = next;
+    }
+    if (stop) break;
+    if (read.length < batchSize) {
+      if (!target || compareCheckpoints(scannedTo ?? cursor, target) >= 0) break;
+      // A transaction that started before ours still runs: its events may come first. Wait for it.
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+}
+
+/**
+ * Applies one batch to every job not yet past it and records their shadow checkpoints, in the
+ * caller's transaction: the shadow rows and the checkpoint that says how far they go commit together.
+ */
+async function applyBatch(
+  db: Queryable,
+  jobs: readonly Job[],
+  events: readonly RecordedEvent[],
+  next: Checkpoint,
+): Promise<Map<Job, number>> {
+  const applied = new Map<Job, number>();
+  for (const job of jobs) {
+    if (compareCheckpoints(job.checkpoint, next) >= 0) continue;
+    const mine = events.filter((e) => job.handles.has(e.type) && compareCheckpoints(e, job.checkpoint) > 0);
+    const started = performance.now();
+    if (mine.length > 0) await job.projection.apply(db, mine, shadowTables(job.projection), job.memo);
+    await db.query(
+      `UPDATE projection_rebuilds SET transaction_id = $2::xid8, position = $3, events = events + $4, updated_at = now()
+       WHERE projection = $1`,
+      [job.projection.name, next.transactionId, next.position, mine.length],
+    );
+    job.seconds += (performance.now() - started) / 1000;
+    applied.set(job, mine.length);
+  }
+  return applied;
+}
+
+/** After the batch committed: moves the jobs' checkpoints and reports progress. */
+function advance(applied: Map<Job, number>, next: Checkpoint, options: RebuildOptions): void {
+  for (const [job, count] of applied) {
+    job.checkpoint = next;
+    job.events += count;
+    options.onProgress?.(job.projection.name, job.events);
+  }
+}
+
+/**
+ * Applies what was committed after the job's checkpoint (up to `until`, if given), in the caller's
+ * transaction.
+ */
+async function catchUp(
+  db: Queryable,
+  store: EventStore,
+  job: Job,
+  options: RebuildOptions,
+  until?: Checkpoint,
+): Promise<void> {
+  const batchSize = options.batchSize ?? 5_000;
+  for (;;) {
+    const { events: read, scannedTo } = await store.readTypes(
+      job.checkpoint,
+      job.projection.handles,
+      batchSize,
+      db,
+    );
+    const events = until ? read.filter((e) => compareCheckpoints(e, until) <= 0) : read;
+    let next: Checkpoint = events.at(-1) ?? job.checkpoint;
+    if (!until && scannedTo && compareCheckpoints(scannedTo, next) > 0) next = scannedTo;
+    if (compareCheckpoints(next, job.checkpoint) <= 0) return;
+    advance(await applyBatch(db, [job], events, next), next, options);
+    if (events.length < batchSize) return;
+  }
+}
+
+async function indexJob(db: Database, job: Job, options: RebuildOptions): Promise<void> {
+  const started = performance.now();
+  options.onPhase?.(job.projection.name, 'indexing');
+  await withTransaction(db.pool, (client) => indexShadow(client, job.projection));
+  job.seconds += (performance.now() - started) / 1000;
+}
+
+async function finish(
+  db: Database,
+  store: EventStore,
+  job: Job,
+  limits: Limits,
+  options: RebuildOptions,
+): Promise<RebuildSummary> {
+  const { projection } = job;
+  const name = projection.name;
+  const started = performance.now();
+  let differences: number | null = null;
+  let rows: number;
+  if (options.dryRun) {
+    if (!limited(limits)) await options.catchUpLive?.(projection);
+    options.onPhase?.(name, 'comparing');
+    ({ differences, rows } = await withTransaction(db.pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`projection:${name}`]);
+      if (!limited(limits)) {
+        const { rows: live } = await client.query<{ transaction_id: string; position: number }>(
+          'SELECT transaction_id::text AS transaction_id, position FROM projection_checkpoints WHERE projection = $1',
+          [name],
+        );
+        const at = live[0];
+        if (at)
+          await catchUp(client, store, job, options, {
+            transactionId: at.transaction_id,
+            position: at.position,
+          });
+      }
+      const diffs = await diffShadow(client, projection);
+      const counted = await countRows(client, projection, 'shadow');
+      await dropShadow(client, projection);
+      await client.query('DELETE FROM projection_rebuilds WHERE projection = $1', [name]);
+      return { differences: diffs.reduce((n, d) => n + d.onlyLive + d.onlyShadow, 0), rows: counted };
+    }));
+  } else {
+    if (!limited(limits)) {
+      options.onPhase?.(name, 'catching up');
+      // Most of the way without the lock, so the live runner waits only for the last few events.
+      await withTransaction(db.pool, (client) => catchUp(client, store, job, options));
+    }
+    options.onPhase?.(name, 'swapping');
+    rows = await withTransaction(db.pool, async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`projection:${name}`]);
+      if (!limited(limits)) await catchUp(client, store, job, options);
+      await swapInShadow(client, projection);
+      await client.query(
+        `INSERT INTO projection_checkpoints (projection, version, transaction_id, position) VALUES ($1, $2, $3::xid8, $4)
+         ON CONFLICT (projection) DO UPDATE SET version = $2, transaction_id = $3::xid8, position = $4, updated_at = now()`,
+        [name, projection.version, job.checkpoint.transactionId, job.checkpoint.position],
+      );
+      await client.query('DELETE FROM projection_rebuilds WHERE projection = $1', [name]);
+      return countRows(client, projection, 'live');
+    });
+  }
+  job.seconds += (performance.now() - started) / 1000;
+  return {
+    projection: name,
+    events: job.events,
+    rows,
+    seconds: job.seconds,
+    differences,
+    resumedFrom: job.resumedFrom,
+  };
+}

@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CommandEnvelope } from '#events/command.ts';
+import { databaseBackends } from '#tests/support/environment.ts';
+import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
+import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
+
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(25);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe.each(databaseBackends)('/ops on %s', (backend) => {
+  let app: TestApp;
+  /** Puts a command in the dead letters as a worker does after too many failures. */
+  const deadLetter = async (letter: CommandEnvelope, error: string) => {
+    const id = String(900_000 + Math.floor(Math.random() * 90_000));
+    await app.runtime.bus.deadLetter({ id, envelope: letter, deliveryCount: 5 }, error);
+    return id;
+  };
+
+  beforeAll(async () => {
+    app = await startTestApp(backend, { demoData: false });
+  });
+  afterAll(async () => app?.close());
+
+  it('lists a dead letter with its error and attempts; Retry re-delivers it exactly once and is audited', async () => {
+    const command = addCompetitorCommand(`Dead ${randomUUID().slice(0, 8)}`);
+    const letter = envelope(command);
+    const id = await deadLetter(letter, 'database unavailable: connection refused');
+    const admin = await app.client('admin');
+    const page = await (await admin.get('/ops')).text();
+    expect(page).toContain('AddCompetitor');
+    expect(page).toContain('database unavailable: connection refused');
+    expect(page).toContain('<td>5</td>');
+    expect(page).toContain(`/ops/dead-letters/${id}/retry`);
+    expect(page).toContain('data-confirm=');
+    expect(page).toContain('<svg class="sparkline"');
+
+    // Only admins, and only with the CSRF token.
+    const editor = await app.client('editor');
+    await editor.get('/competitors');
+    expect((await editor.postForm(`/ops/dead-letters/${id}/retry`, {})).status).toBe(403);
+    expect((await admin.postForm(`/ops/dead-letters/${id}/retry`, {}, { csrf: false })).status).toBe(403);
+    expect(await app.runtime.bus.deadLetters()).toHaveLength(1);
+
+    await admin.get('/ops');
+    const retried = await admin.postForm(`/ops/dead-letters/${id}/retry`, {});
+    expect(retried.status).toBe(302);
+    expect(retried.headers.get('location')).toBe('/ops');
+    // Twice clicked: the second finds nothing to retry.
+    await admin.get('/ops');
+    await admin.postForm(`/ops/dead-letters/${id}/retry`, {});
+    await until(async () => {
+      const { rows } = await app.db.pool.query('SELECT 1 FROM competitor_list WHERE id = $1', [
+        command.payload.competitorId,
+      ]);
+      return rows.length === 1;
+    }, 'the retried command to be handled and projected');
+    await until(async () => (await app.runtime.bus.pendingCount()) === 0, 'the bus to settle');
+    const { rows: added } = await app.db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM events WHERE command_id = $1 AND type = 'CompetitorAdded'`,
+      [letter.commandId],
+    );
+    expect(added[0]?.n).toBe(1);
+    const { rows: retries } = await app.db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM events WHERE type = 'DeadLetterRetried' AND data->>'commandId' = $1`,
+      [letter.commandId],
+    );
+    expect(retries[0]?.n).toBe(1);
+    expect(await app.runtime.bus.deadLetters()).toEqual([]);
+  });
+
+  it('Discard removes a dead letter for good and shows in /audit under the admin', async () => {
+    const letter = envelope(addCompetitorCommand(`Doomed ${randomUUID().slice(0, 8)}`));
+    const id = await deadLetter(letter, 'handler threw: boom');
+    const admin = await app.client('admin');
+    await admin.get('/ops');
+    const discarded = await admin.postForm(`/ops/dead-letters/${id}/discard`, {});
+    expect(discarded.status).toBe(302);
+    expect(await app.runtime.bus.deadLetters()).toEqual([]);
+    await until(async () => {
+      const audit = await (await admin.get('/audit')).text();
+      return audit.includes(`Discarded the dead-lettered command AddCompetitor ${letter.commandId}`);
+    }, 'the discard to appear in /audit');
+    const audit = await (await admin.get('/audit')).text();
+    expect(audit).toContain('Test admin');
+    const { rows } = await app.db.pool.query('SELECT 1 FROM competitor_list WHERE id = $1', [
+      (letter.command as ReturnType<typeof addCompetitorCommand>).payload.competitorId,
+    ]);
+    expect(rows).toHaveLength(0);
+  });
+
+  it('/metrics exposes projection lag; /readyz turns unready when a projection lags past the limit', async () => {
+    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    expect(metrics).toMatch(/rivals_projection_lag_events\{projection="competitor-list"\} \d+/);
+    expect(metrics).toMatch(/rivals_projection_lag_seconds\{projection="audit-log"\} [\d.]+/);
+    const ready = await fetch(`${app.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as { checks: Record<string, string> }).checks.projections).toBe('ok');
+
+    // Stop projecting, then write more than the limit allows.
+    await app.runtime.runner?.stop();
+    app.runtime.config.READY_MAX_LAG_EVENTS = 2;
+    for (let i = 0; i < 3; i++)
+      await app.runtime.handle(envelope(addCompetitorCommand(`Lag ${i} ${randomUUID()}`)));
+    const unready = await fetch(`${app.url}/readyz`);
+    expect(unready.status).toBe(503);
+    const body = (await unready.json()) as { checks: Record<string, string> };
+    expect(body.checks.projections).toMatch(/behind: .*competitor-list by \d+ events.*READY_MAX_LAG_EVENTS/);
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { eventRegistry } from '#events/all-events.ts';
+
+/** The example upcaster: ProjectionRebuilt v1 (before resumable rebuilds) read as v2. */
+describe('ProjectionRebuilt v1 → v2', () => {
+  const v1 = {
+    projection: 'competitor-list',
+    events: 1200,
+    toPosition: null,
+    toTime: null,
+    dryRun: false,
+    differences: 3,
+  };
+
+  it('is written at version 2', () => {
+    expect(eventRegistry.versionOf('ProjectionRebuilt')).toBe(2);
+  });
+
+  it('lifts v1 data: rows and seconds unknown (null), not resumed, everything else kept', () => {
+    expect(eventRegistry.upcast('ProjectionRebuilt', 1, v1)).toEqual({
+      ...v1,
+      rows: null,
+      seconds: null,
+      resumed: false,
+    });
+  });
+
+  it('rejects v1 data that was never valid v1, naming the field', () => {
+    expect(() => eventRegistry.upcast('ProjectionRebuilt', 1, { ...v1, events: -1 })).toThrow(/events/);
+  });
+
+  it('takes v2 data as it is, and v2 data must carry the new fields', () => {
+    const v2 = { ...v1, rows: 800, seconds: 1.5, resumed: true };
+    expect(eventRegistry.upcast('ProjectionRebuilt', 2, v2)).toBe(v2);
+    expect(() => eventRegistry.validate('ProjectionRebuilt', v1)).toThrow(/rows/);
+  });
+});

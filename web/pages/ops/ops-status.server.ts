@@ -1,0 +1,37 @@
+import { projectionLags } from '#projections/lag.ts';
+import type { AppDeps } from '../../app-deps.server.ts';
+import type { OpsStatus } from './ops.page.tsx';
+
+/** Everything /ops shows, read fresh on every request (the page refreshes itself every few seconds). */
+export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
+  const pool = deps.db.pool;
+  const lags = await projectionLags(pool);
+  // Events per minute over the last hour, oldest first, zeros included (the sparkline).
+  const { rows: minutes } = await pool.query<{ n: number }>(
+    `SELECT count(e.position)::int AS n
+     FROM generate_series(0, 59) AS m(ago)
+     LEFT JOIN events e ON e.recorded_at >= date_trunc('minute', now()) - make_interval(mins => m.ago)
+                       AND e.recorded_at <  date_trunc('minute', now()) - make_interval(mins => m.ago - 1)
+     GROUP BY m.ago ORDER BY m.ago DESC`,
+  );
+  const perMinute = minutes.map((m) => m.n);
+  return {
+    head: lags[0]?.head ?? (await deps.store.headPosition()),
+    projections: lags.map((l) => ({
+      name: l.name,
+      version: l.version,
+      rebuilding: l.builtVersion !== null && l.builtVersion !== l.version,
+      position: l.position,
+      lag: l.lagEvents,
+      lagSeconds: l.lagSeconds,
+      updatedAt: l.updatedAt,
+    })),
+    pending: await deps.bus.pendingCount(),
+    deadLetters: await deps.bus.deadLetters(50),
+    eventsLastMinute: perMinute.at(-1) ?? 0,
+    eventsLastHour: perMinute.reduce((a, b) => a + b, 0),
+    perMinute,
+    database: deps.db.describe,
+    bus: deps.redis ? 'Redis Streams' : 'in-process',
+  };
+}
