@@ -95,6 +95,8 @@ export async function swapShadow(pool: Pool, projection: Projection, rebuilt: Re
     for (const table of projection.tables) {
       await client.query(`DROP TABLE ${table}`);
       await client.query(`ALTER TABLE ${shadow[table]} RENAME TO ${table}`);
+      // The new table takes over the page-index triggers and buckets (a no-op for tables without one).
+      await client.query('SELECT page_index_attach($1)', [table]);
     }
     await client.query(
       `INSERT INTO projection_checkpoints (projection, version, transaction_id, position) VALUES ($1, $2, $3::xid8, $4)

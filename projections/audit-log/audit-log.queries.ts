@@ -3,6 +3,7 @@ import {
   containsPattern,
   EXACT_COUNT_LIMIT as EXACT_LIMIT,
 } from '../competitor-list/competitor-list.queries.ts';
+import { bothWays, pageBySort, type PageIndexSort } from '../page-index.ts';
 
 export const auditSortColumns = ['time', 'actor', 'type', 'competitor'] as const;
 export type AuditSortColumn = (typeof auditSortColumns)[number];
@@ -16,6 +17,34 @@ const orderBy: Record<AuditSortColumn, { asc: string; desc: string }> = {
     desc: 'lower(competitor_name) DESC NULLS LAST, position DESC',
   },
 };
+
+/**
+ * Each sort's page index (infra/migrations/015_page_index.sql), in `orderBy`'s order. Rows without a
+ * competitor come last both ways, so that column has a key per direction, the descending one read backwards.
+ */
+const competitorKey = [`coalesce(lower(competitor_name), '')`];
+const pageIndexes: Record<AuditSortColumn, { asc: PageIndexSort; desc: PageIndexSort }> = {
+  time: bothWays('audit_log', 'audit_log_pages_time', ['at'], 'position'),
+  actor: bothWays('audit_log', 'audit_log_pages_actor', ['lower(actor_name)'], 'position'),
+  type: bothWays('audit_log', 'audit_log_pages_type', ['type'], 'position'),
+  competitor: {
+    asc: bothWays(
+      'audit_log',
+      'audit_log_pages_competitor',
+      ['(competitor_name IS NULL)', ...competitorKey],
+      'position',
+    ).asc,
+    desc: bothWays(
+      'audit_log',
+      'audit_log_pages_competitor_desc',
+      ['(competitor_name IS NOT NULL)', ...competitorKey],
+      'position',
+    ).desc,
+  },
+};
+
+const selectColumns = `position, at, actor_name AS "actorName", type, competitor_id AS "competitorId",
+            competitor_name AS "competitorName", summary`;
 
 export interface AuditRow {
   position: number;
@@ -37,6 +66,22 @@ export async function listAudit(
     perPage: number;
   },
 ): Promise<{ rows: AuditRow[]; count: { value: number; exact: boolean }; page: number; lastPage: number }> {
+  const sort = query.sort ?? { column: 'time', direction: 'desc' };
+  if (!query.search) {
+    const indexed = await pageBySort<AuditRow>(
+      db,
+      pageIndexes[sort.column][sort.direction],
+      selectColumns,
+      query.page,
+      query.perPage,
+    );
+    return {
+      rows: indexed.rows,
+      count: { value: indexed.total, exact: true },
+      page: indexed.page,
+      lastPage: Math.max(1, Math.ceil(indexed.total / query.perPage)),
+    };
+  }
   const where = query.search ? 'WHERE search_text LIKE $1' : '';
   const params = query.search ? [containsPattern(query.search)] : [];
   const { rows: counted } = await db.query<{ n: number }>(
@@ -55,12 +100,13 @@ export async function listAudit(
   }
   const lastPage = Math.max(1, Math.ceil(total / query.perPage));
   const page = exact ? Math.min(query.page, lastPage) : query.page;
-  const sort = query.sort ?? { column: 'time', direction: 'desc' };
+  // Only the matching keys are sorted; the page's rows are read afterwards.
+  const order = orderBy[sort.column][sort.direction];
   const { rows } = await db.query<AuditRow>(
-    `SELECT position, at, actor_name AS "actorName", type, competitor_id AS "competitorId",
-            competitor_name AS "competitorName", summary
-     FROM audit_log ${where} ORDER BY ${orderBy[sort.column][sort.direction]}
-     LIMIT ${query.perPage} OFFSET ${(page - 1) * query.perPage}`,
+    `SELECT ${selectColumns} FROM audit_log
+     WHERE position IN (SELECT position FROM audit_log ${where} ORDER BY ${order}
+                        LIMIT ${query.perPage} OFFSET ${(page - 1) * query.perPage})
+     ORDER BY ${order}`,
     params,
   );
   return {

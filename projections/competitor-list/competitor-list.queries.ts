@@ -1,6 +1,7 @@
 import type { Queryable } from '#infra/db/database.ts';
 import type { CompetitorRow } from './competitor-row.ts';
 import { fromDbRow } from './competitor-list.writer.ts';
+import { bothWays, pageBySort, type PageIndexSort } from '../page-index.ts';
 
 export const competitorSortColumns = ['rank', 'name', 'segment', 'threat', 'updated'] as const;
 export type CompetitorSortColumn = (typeof competitorSortColumns)[number];
@@ -12,6 +13,20 @@ const orderBy: Record<CompetitorSortColumn, { asc: string; desc: string }> = {
   segment: { asc: 'segment_name ASC, id ASC', desc: 'segment_name DESC, id DESC' },
   threat: { asc: 'threat_level ASC, id ASC', desc: 'threat_level DESC, id DESC' },
   updated: { asc: 'updated_at ASC, id ASC', desc: 'updated_at DESC, id DESC' },
+};
+
+/**
+ * The page index of each sort but rank (ranks are dense: a rank is its own position). Keys as
+ * registered in infra/migrations/015_page_index.sql; their order is `orderBy`'s.
+ */
+const pageIndexes: Record<
+  Exclude<CompetitorSortColumn, 'rank'>,
+  { asc: PageIndexSort; desc: PageIndexSort }
+> = {
+  name: bothWays('competitor_list', 'competitor_list_pages_name', ['lower(name)'], 'id'),
+  segment: bothWays('competitor_list', 'competitor_list_pages_segment', ['segment_name'], 'id'),
+  threat: bothWays('competitor_list', 'competitor_list_pages_threat', ['threat_level'], 'id'),
+  updated: bothWays('competitor_list', 'competitor_list_pages_updated', ['updated_at'], 'id'),
 };
 
 /**
@@ -36,6 +51,8 @@ export interface ListResult {
   lastPage: number;
 }
 
+type DbRow = Parameters<typeof fromDbRow>[0];
+
 const selectColumns = `id, name, website, segment_id, segment_name, threat, headquarters, rank, strengths, weaknesses,
   pricing, general, note_meta, version, created_at, updated_at`;
 
@@ -43,6 +60,23 @@ const selectColumns = `id, name, website, segment_id, segment_name, threat, head
 export const containsPattern = (term: string): string => `%${term.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`;
 
 export async function listCompetitors(db: Queryable, query: ListQuery): Promise<ListResult> {
+  const sort = query.sort ?? { column: 'rank', direction: 'asc' };
+  if (!query.search && sort.column !== 'rank') {
+    // Any page of the whole table, with its exact count, in one statement.
+    const indexed = await pageBySort<DbRow>(
+      db,
+      pageIndexes[sort.column][sort.direction],
+      selectColumns,
+      query.page,
+      query.perPage,
+    );
+    return {
+      rows: indexed.rows.map(fromDbRow),
+      count: { value: indexed.total, exact: true },
+      page: indexed.page,
+      lastPage: Math.max(1, Math.ceil(indexed.total / query.perPage)),
+    };
+  }
   const where = query.search ? 'WHERE search_text LIKE $1' : '';
   const params: unknown[] = query.search ? [containsPattern(query.search)] : [];
   // The count and the requested page are independent: ask for both at once (two connections on
@@ -99,13 +133,16 @@ async function fetchPage(
     );
     return rows.map((r) => fromDbRow(r as Parameters<typeof fromDbRow>[0]));
   }
+  // Searches sort only the matching keys and ids, then read the page's rows: a deep page of a large
+  // match sorts narrow tuples instead of whole rows with their notes.
+  const order = orderBy[sort.column][sort.direction];
   const { rows } = await db.query(
-    `SELECT ${selectColumns} FROM competitor_list ${where}
-     ORDER BY ${orderBy[sort.column][sort.direction]}
-     LIMIT ${query.perPage} OFFSET ${offset}`,
+    `SELECT ${selectColumns} FROM competitor_list
+     WHERE id IN (SELECT id FROM competitor_list ${where} ORDER BY ${order} LIMIT ${query.perPage} OFFSET ${offset})
+     ORDER BY ${order}`,
     params,
   );
-  return rows.map((r) => fromDbRow(r as Parameters<typeof fromDbRow>[0]));
+  return rows.map((r) => fromDbRow(r as DbRow));
 }
 
 async function countCompetitors(
