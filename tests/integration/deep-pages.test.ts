@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '#infra/db/database.ts';
 import { listAudit } from '#projections/audit-log/audit-log.queries.ts';
-import { containsPattern, listCompetitors } from '#projections/competitor-list/competitor-list.queries.ts';
+import {
+  containsPattern,
+  listCompetitors,
+  type CompetitorSortColumn,
+} from '#projections/competitor-list/competitor-list.queries.ts';
 import { listUsers } from '#projections/user-list/user-list.queries.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
@@ -159,7 +163,7 @@ describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (ba
           );
           const result = await listCompetitors(db.pool, {
             search,
-            sort: { column: column as keyof typeof competitorOrder & 'rank', direction },
+            sort: { column: column as CompetitorSortColumn, direction },
             page,
             perPage: PER_PAGE,
           });
