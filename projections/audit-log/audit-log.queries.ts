@@ -82,8 +82,9 @@ export async function listAudit(
       lastPage: Math.max(1, Math.ceil(indexed.total / query.perPage)),
     };
   }
-  const where = query.search ? 'WHERE search_text LIKE $1' : '';
-  const params = query.search ? [containsPattern(query.search)] : [];
+  if (query.page > 1) return deepSearchPage(db, { ...query, sort });
+  const where = 'WHERE search_text LIKE $1';
+  const params = [containsPattern(query.search)];
   const { rows: counted } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM (SELECT 1 FROM audit_log ${where} LIMIT ${EXACT_LIMIT + 1}) t`,
     params,
@@ -114,6 +115,49 @@ export async function listAudit(
     count: { value: total, exact },
     page,
     lastPage: exact ? lastPage : Math.max(lastPage, page + (rows.length === query.perPage ? 1 : 0)),
+  };
+}
+
+/** Each sort's key over the matching set (`m`), for searches past page 1; ordered as `orderBy`. */
+const matchKeys: Record<AuditSortColumn, { key: string; nulls: string }> = {
+  time: { key: 'at', nulls: '' },
+  actor: { key: 'lower(actor_name)', nulls: '' },
+  type: { key: 'type', nulls: '' },
+  competitor: { key: 'lower(competitor_name)', nulls: 'NULLS LAST' },
+};
+
+/**
+ * A search's page past the first: the matching set is read once, counted exactly, and only its keys are
+ * sorted (see listCompetitors); a page past the end becomes the last page.
+ */
+async function deepSearchPage(
+  db: Queryable,
+  query: {
+    search: string;
+    sort: { column: AuditSortColumn; direction: 'asc' | 'desc' };
+    page: number;
+    perPage: number;
+  },
+) {
+  const { key, nulls } = matchKeys[query.sort.column];
+  const direction = query.sort.direction === 'asc' ? 'ASC' : 'DESC';
+  const { rows } = await db.query<AuditRow & { m_total: number; m_page: number }>(
+    `WITH m AS MATERIALIZED (SELECT position, ${key} AS k FROM audit_log WHERE search_text LIKE $1),
+       c AS (SELECT count(*)::int AS n FROM m),
+       p AS (SELECT n, least($2::int, greatest(1, ceil(n / $3::numeric)))::int AS page FROM c),
+       ids AS (SELECT position FROM m ORDER BY k ${direction} ${nulls}, position ${direction}
+               OFFSET (SELECT (page - 1) * $3::int FROM p) LIMIT $3::int)
+     SELECT ${selectColumns}, (SELECT n FROM p) AS m_total, (SELECT page FROM p) AS m_page
+     FROM audit_log WHERE position IN (SELECT position FROM ids)
+     ORDER BY ${orderBy[query.sort.column][query.sort.direction]}`,
+    [containsPattern(query.search), query.page, query.perPage],
+  );
+  const total = rows[0]?.m_total ?? 0;
+  return {
+    rows: rows.map(({ m_total: _t, m_page: _p, ...row }) => row),
+    count: { value: total, exact: true },
+    page: rows[0]?.m_page ?? 1,
+    lastPage: Math.max(1, Math.ceil(total / query.perPage)),
   };
 }
 

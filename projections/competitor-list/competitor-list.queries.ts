@@ -79,6 +79,7 @@ export async function listCompetitors(db: Queryable, query: ListQuery): Promise<
   }
   const where = query.search ? 'WHERE search_text LIKE $1' : '';
   const params: unknown[] = query.search ? [containsPattern(query.search)] : [];
+  if (query.search && query.page > 1) return deepSearchPage(db, query, sort);
   // The count and the requested page are independent: ask for both at once (two connections on
   // Postgres). Only a page past the end needs a second look.
   const [count, requested] = await Promise.all([
@@ -143,6 +144,45 @@ async function fetchPage(
     params,
   );
   return rows.map((r) => fromDbRow(r as DbRow));
+}
+
+/** Each sort's key over the matching set (`m`), for searches past page 1. */
+const matchKeys: Record<CompetitorSortColumn, string> = {
+  rank: 'rank',
+  name: 'lower(name)',
+  segment: 'segment_name',
+  threat: 'threat_level',
+  updated: 'updated_at',
+};
+
+/**
+ * A search's page past the first: the matching set is read once (through the trigram index), counted
+ * exactly, and only its keys and ids are sorted; the page's rows are read afterwards. Its cost grows with
+ * the number of matches, not with the page number, and a page past the end becomes the last page.
+ */
+async function deepSearchPage(
+  db: Queryable,
+  query: ListQuery,
+  sort: NonNullable<ListQuery['sort']>,
+): Promise<ListResult> {
+  const direction = sort.direction === 'asc' ? 'ASC' : 'DESC';
+  const { rows } = await db.query<DbRow & { m_total: number; m_page: number }>(
+    `WITH m AS MATERIALIZED (SELECT id, ${matchKeys[sort.column]} AS k FROM competitor_list WHERE search_text LIKE $1),
+       c AS (SELECT count(*)::int AS n FROM m),
+       p AS (SELECT n, least($2::int, greatest(1, ceil(n / $3::numeric)))::int AS page FROM c),
+       ids AS (SELECT id FROM m ORDER BY k ${direction}, id ${direction}
+               OFFSET (SELECT (page - 1) * $3::int FROM p) LIMIT $3::int)
+     SELECT ${selectColumns}, (SELECT n FROM p) AS m_total, (SELECT page FROM p) AS m_page
+     FROM competitor_list WHERE id IN (SELECT id FROM ids) ORDER BY ${orderBy[sort.column][sort.direction]}`,
+    [containsPattern(query.search), query.page, query.perPage],
+  );
+  const total = rows[0]?.m_total ?? 0;
+  return {
+    rows: rows.map(fromDbRow),
+    count: { value: total, exact: true },
+    page: rows[0]?.m_page ?? 1,
+    lastPage: Math.max(1, Math.ceil(total / query.perPage)),
+  };
 }
 
 async function countCompetitors(

@@ -187,11 +187,7 @@ describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (ba
     const matching = rows[0]?.n ?? 0;
     for (const [column, order] of Object.entries(auditOrder)) {
       for (const direction of ['asc', 'desc'] as const) {
-        // A search over 1,000 matches shows an estimated count: its past-the-end page is not clamped.
-        const pages = pagesFor(matching).filter(
-          (p) => !search || matching <= 1_000 || p <= matching / PER_PAGE,
-        );
-        for (const page of pages) {
+        for (const page of pagesFor(matching)) {
           const label = `audit "${search}" ${column}:${direction} page ${page}`;
           const expected = await expectedPage(
             db.pool,
@@ -259,7 +255,7 @@ describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (ba
   }, 120_000);
 
   it('audit log: the same', async () => {
-    for (const search of ['', 'forge', 'ada 3']) await checkAudit(search);
+    for (const search of ['', 'forge', 'ada 3', 'did']) await checkAudit(search);
   }, 120_000);
 
   it('users: the same', async () => {
