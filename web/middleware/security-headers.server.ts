@@ -30,11 +30,11 @@ function recordHelmet(options: Parameters<typeof helmet>[0]): HeaderOp[] {
     },
     getHeader: () => undefined,
   };
-  let error: unknown;
+  let error: Error | undefined;
   helmet(options)({} as IncomingMessage, res as unknown as ServerResponse, (e?: unknown) => {
-    error = e;
+    if (e) error = e instanceof Error ? e : new Error('helmet failed');
   });
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) throw error;
   return ops;
 }
 
