@@ -7,6 +7,9 @@ import {
   type CompetitorSortColumn,
 } from '#projections/competitor-list/competitor-list.queries.ts';
 import { listUsers } from '#projections/user-list/user-list.queries.ts';
+import { userListProjection } from '#projections/user-list/user-list.projection.ts';
+import { swapShadow } from '#projections/replay.ts';
+import { startOfLog } from '#events/envelope.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
@@ -282,6 +285,21 @@ describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (ba
       await checkUsers(search);
     }
   }, 240_000);
+
+  it('a replay swap hands the page index over to the rebuilt table', async () => {
+    await db.pool.query('CREATE TABLE user_list__shadow (LIKE user_list INCLUDING ALL)');
+    await db.pool.query(`INSERT INTO user_list__shadow SELECT * FROM user_list WHERE role <> 'viewer'`);
+    await swapShadow(db.pool, userListProjection, { events: 0, checkpoint: startOfLog });
+    await checkUsers('');
+    // The new table has the triggers: later changes keep the counts.
+    await db.pool.query(
+      `INSERT INTO user_list (id, email, display_name, role, created_at, updated_at)
+       SELECT gen_random_uuid(), 'late' || i || '@example.com', 'Late ' || i, 'viewer', now(), now()
+       FROM generate_series(1, 1500) AS i`,
+    );
+    await db.pool.query(`DELETE FROM user_list WHERE email LIKE 'late1%'`);
+    await checkUsers('');
+  }, 120_000);
 
   it('an emptied table answers an empty first page, and refills', async () => {
     await db.pool.query('TRUNCATE user_list');
