@@ -169,7 +169,7 @@ async function deepSearchPage(
   const { rows } = await db.query<DbRow & { m_total: number; m_page: number }>(
     `WITH m AS MATERIALIZED (SELECT id, ${matchKeys[sort.column]} AS k FROM competitor_list WHERE search_text LIKE $1),
        c AS (SELECT count(*)::int AS n FROM m),
-       p AS (SELECT n, least($2::int, greatest(1, ceil(n / $3::numeric)))::int AS page FROM c),
+       p AS (SELECT n, least($2::bigint, greatest(1, ceil(n / $3::numeric)))::int AS page FROM c),
        ids AS (SELECT id FROM m ORDER BY k ${direction}, id ${direction}
                OFFSET (SELECT (page - 1) * $3::int FROM p) LIMIT $3::int)
      SELECT ${selectColumns}, (SELECT n FROM p) AS m_total, (SELECT page FROM p) AS m_page
