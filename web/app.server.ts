@@ -67,8 +67,9 @@ export function createApp(deps: AppDeps, metrics: Metrics): Koa {
     }
   });
   app.use(securityHeaders({ https }));
+  const assetUrls = Object.freeze({ css: deps.assets.url('app.css'), js: deps.assets.url('main.js') });
   app.use(async (ctx, next) => {
-    ctx.state.assets = { css: deps.assets.url('app.css'), js: deps.assets.url('main.js') };
+    ctx.state.assets = assetUrls;
     ctx.state.flash = [];
     await next();
   });

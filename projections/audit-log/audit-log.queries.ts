@@ -3,6 +3,7 @@ import {
   containsPattern,
   EXACT_COUNT_LIMIT as EXACT_LIMIT,
 } from '../competitor-list/competitor-list.queries.ts';
+import { bothWays, pageBySort, type PageIndexSort } from '../page-index.ts';
 
 export const auditSortColumns = ['time', 'actor', 'type', 'competitor'] as const;
 export type AuditSortColumn = (typeof auditSortColumns)[number];
@@ -16,6 +17,34 @@ const orderBy: Record<AuditSortColumn, { asc: string; desc: string }> = {
     desc: 'lower(competitor_name) DESC NULLS LAST, position DESC',
   },
 };
+
+/**
+ * Each sort's page index (infra/migrations/015_page_index.sql), in `orderBy`'s order. Rows without a
+ * competitor come last both ways, so that column has a key per direction, the descending one read backwards.
+ */
+const competitorKey = [`coalesce(lower(competitor_name), '')`];
+const pageIndexes: Record<AuditSortColumn, { asc: PageIndexSort; desc: PageIndexSort }> = {
+  time: bothWays('audit_log', 'audit_log_pages_time', ['at'], 'position'),
+  actor: bothWays('audit_log', 'audit_log_pages_actor', ['lower(actor_name)'], 'position'),
+  type: bothWays('audit_log', 'audit_log_pages_type', ['type'], 'position'),
+  competitor: {
+    asc: bothWays(
+      'audit_log',
+      'audit_log_pages_competitor',
+      ['(competitor_name IS NULL)', ...competitorKey],
+      'position',
+    ).asc,
+    desc: bothWays(
+      'audit_log',
+      'audit_log_pages_competitor_desc',
+      ['(competitor_name IS NOT NULL)', ...competitorKey],
+      'position',
+    ).desc,
+  },
+};
+
+const selectColumns = `position, at, actor_name AS "actorName", type, competitor_id AS "competitorId",
+            competitor_name AS "competitorName", summary`;
 
 export interface AuditRow {
   position: number;
@@ -37,8 +66,25 @@ export async function listAudit(
     perPage: number;
   },
 ): Promise<{ rows: AuditRow[]; count: { value: number; exact: boolean }; page: number; lastPage: number }> {
-  const where = query.search ? 'WHERE search_text LIKE $1' : '';
-  const params = query.search ? [containsPattern(query.search)] : [];
+  const sort = query.sort ?? { column: 'time', direction: 'desc' };
+  if (!query.search) {
+    const indexed = await pageBySort<AuditRow>(
+      db,
+      pageIndexes[sort.column][sort.direction],
+      selectColumns,
+      query.page,
+      query.perPage,
+    );
+    return {
+      rows: indexed.rows,
+      count: { value: indexed.total, exact: true },
+      page: indexed.page,
+      lastPage: Math.max(1, Math.ceil(indexed.total / query.perPage)),
+    };
+  }
+  if (query.page > 1) return deepSearchPage(db, { ...query, sort });
+  const where = 'WHERE search_text LIKE $1';
+  const params = [containsPattern(query.search)];
   const { rows: counted } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM (SELECT 1 FROM audit_log ${where} LIMIT ${EXACT_LIMIT + 1}) t`,
     params,
@@ -55,12 +101,13 @@ export async function listAudit(
   }
   const lastPage = Math.max(1, Math.ceil(total / query.perPage));
   const page = exact ? Math.min(query.page, lastPage) : query.page;
-  const sort = query.sort ?? { column: 'time', direction: 'desc' };
+  // Only the matching keys are sorted; the page's rows are read afterwards.
+  const order = orderBy[sort.column][sort.direction];
   const { rows } = await db.query<AuditRow>(
-    `SELECT position, at, actor_name AS "actorName", type, competitor_id AS "competitorId",
-            competitor_name AS "competitorName", summary
-     FROM audit_log ${where} ORDER BY ${orderBy[sort.column][sort.direction]}
-     LIMIT ${query.perPage} OFFSET ${(page - 1) * query.perPage}`,
+    `SELECT ${selectColumns} FROM audit_log
+     WHERE position IN (SELECT position FROM audit_log ${where} ORDER BY ${order}
+                        LIMIT ${query.perPage} OFFSET ${(page - 1) * query.perPage})
+     ORDER BY ${order}`,
     params,
   );
   return {
@@ -68,6 +115,49 @@ export async function listAudit(
     count: { value: total, exact },
     page,
     lastPage: exact ? lastPage : Math.max(lastPage, page + (rows.length === query.perPage ? 1 : 0)),
+  };
+}
+
+/** Each sort's key over the matching set (`m`), for searches past page 1; ordered as `orderBy`. */
+const matchKeys: Record<AuditSortColumn, { key: string; nulls: string }> = {
+  time: { key: 'at', nulls: '' },
+  actor: { key: 'lower(actor_name)', nulls: '' },
+  type: { key: 'type', nulls: '' },
+  competitor: { key: 'lower(competitor_name)', nulls: 'NULLS LAST' },
+};
+
+/**
+ * A search's page past the first: the matching set is read once, counted exactly, and only its keys are
+ * sorted (see listCompetitors); a page past the end becomes the last page.
+ */
+async function deepSearchPage(
+  db: Queryable,
+  query: {
+    search: string;
+    sort: { column: AuditSortColumn; direction: 'asc' | 'desc' };
+    page: number;
+    perPage: number;
+  },
+) {
+  const { key, nulls } = matchKeys[query.sort.column];
+  const direction = query.sort.direction === 'asc' ? 'ASC' : 'DESC';
+  const { rows } = await db.query<AuditRow & { m_total: number; m_page: number }>(
+    `WITH m AS MATERIALIZED (SELECT position, ${key} AS k FROM audit_log WHERE search_text LIKE $1),
+       c AS (SELECT count(*)::int AS n FROM m),
+       p AS (SELECT n, least($2::bigint, greatest(1, ceil(n / $3::numeric)))::int AS page FROM c),
+       ids AS (SELECT position FROM m ORDER BY k ${direction} ${nulls}, position ${direction}
+               OFFSET (SELECT (page - 1) * $3::int FROM p) LIMIT $3::int)
+     SELECT ${selectColumns}, (SELECT n FROM p) AS m_total, (SELECT page FROM p) AS m_page
+     FROM audit_log WHERE position IN (SELECT position FROM ids)
+     ORDER BY ${orderBy[query.sort.column][query.sort.direction]}`,
+    [containsPattern(query.search), query.page, query.perPage],
+  );
+  const total = rows[0]?.m_total ?? 0;
+  return {
+    rows: rows.map(({ m_total: _t, m_page: _p, ...row }) => row),
+    count: { value: total, exact: true },
+    page: rows[0]?.m_page ?? 1,
+    lastPage: Math.max(1, Math.ceil(total / query.perPage)),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Queryable } from '#infra/db/database.ts';
 import type { CompetitorRow } from './competitor-row.ts';
 import { fromDbRow } from './competitor-list.writer.ts';
+import { bothWays, pageBySort, type PageIndexSort } from '../page-index.ts';
 
 export const competitorSortColumns = ['rank', 'name', 'segment', 'threat', 'updated'] as const;
 export type CompetitorSortColumn = (typeof competitorSortColumns)[number];
@@ -12,6 +13,20 @@ const orderBy: Record<CompetitorSortColumn, { asc: string; desc: string }> = {
   segment: { asc: 'segment_name ASC, id ASC', desc: 'segment_name DESC, id DESC' },
   threat: { asc: 'threat_level ASC, id ASC', desc: 'threat_level DESC, id DESC' },
   updated: { asc: 'updated_at ASC, id ASC', desc: 'updated_at DESC, id DESC' },
+};
+
+/**
+ * The page index of each sort but rank (ranks are dense: a rank is its own position). Keys as
+ * registered in infra/migrations/015_page_index.sql; their order is `orderBy`'s.
+ */
+const pageIndexes: Record<
+  Exclude<CompetitorSortColumn, 'rank'>,
+  { asc: PageIndexSort; desc: PageIndexSort }
+> = {
+  name: bothWays('competitor_list', 'competitor_list_pages_name', ['lower(name)'], 'id'),
+  segment: bothWays('competitor_list', 'competitor_list_pages_segment', ['segment_name'], 'id'),
+  threat: bothWays('competitor_list', 'competitor_list_pages_threat', ['threat_level'], 'id'),
+  updated: bothWays('competitor_list', 'competitor_list_pages_updated', ['updated_at'], 'id'),
 };
 
 /**
@@ -36,6 +51,8 @@ export interface ListResult {
   lastPage: number;
 }
 
+type DbRow = Parameters<typeof fromDbRow>[0];
+
 const selectColumns = `id, name, website, segment_id, segment_name, threat, headquarters, rank, strengths, weaknesses,
   pricing, general, note_meta, version, created_at, updated_at`;
 
@@ -43,8 +60,26 @@ const selectColumns = `id, name, website, segment_id, segment_name, threat, head
 export const containsPattern = (term: string): string => `%${term.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`;
 
 export async function listCompetitors(db: Queryable, query: ListQuery): Promise<ListResult> {
+  const sort = query.sort ?? { column: 'rank', direction: 'asc' };
+  if (!query.search && sort.column !== 'rank') {
+    // Any page of the whole table, with its exact count, in one statement.
+    const indexed = await pageBySort<DbRow>(
+      db,
+      pageIndexes[sort.column][sort.direction],
+      selectColumns,
+      query.page,
+      query.perPage,
+    );
+    return {
+      rows: indexed.rows.map(fromDbRow),
+      count: { value: indexed.total, exact: true },
+      page: indexed.page,
+      lastPage: Math.max(1, Math.ceil(indexed.total / query.perPage)),
+    };
+  }
   const where = query.search ? 'WHERE search_text LIKE $1' : '';
   const params: unknown[] = query.search ? [containsPattern(query.search)] : [];
+  if (query.search && query.page > 1) return deepSearchPage(db, query, sort);
   // The count and the requested page are independent: ask for both at once (two connections on
   // Postgres). Only a page past the end needs a second look.
   const [count, requested] = await Promise.all([
@@ -99,13 +134,55 @@ async function fetchPage(
     );
     return rows.map((r) => fromDbRow(r as Parameters<typeof fromDbRow>[0]));
   }
+  // Searches sort only the matching keys and ids, then read the page's rows: a deep page of a large
+  // match sorts narrow tuples instead of whole rows with their notes.
+  const order = orderBy[sort.column][sort.direction];
   const { rows } = await db.query(
-    `SELECT ${selectColumns} FROM competitor_list ${where}
-     ORDER BY ${orderBy[sort.column][sort.direction]}
-     LIMIT ${query.perPage} OFFSET ${offset}`,
+    `SELECT ${selectColumns} FROM competitor_list
+     WHERE id IN (SELECT id FROM competitor_list ${where} ORDER BY ${order} LIMIT ${query.perPage} OFFSET ${offset})
+     ORDER BY ${order}`,
     params,
   );
-  return rows.map((r) => fromDbRow(r as Parameters<typeof fromDbRow>[0]));
+  return rows.map((r) => fromDbRow(r as DbRow));
+}
+
+/** Each sort's key over the matching set (`m`), for searches past page 1. */
+const matchKeys: Record<CompetitorSortColumn, string> = {
+  rank: 'rank',
+  name: 'lower(name)',
+  segment: 'segment_name',
+  threat: 'threat_level',
+  updated: 'updated_at',
+};
+
+/**
+ * A search's page past the first: the matching set is read once (through the trigram index), counted
+ * exactly, and only its keys and ids are sorted; the page's rows are read afterwards. Its cost grows with
+ * the number of matches, not with the page number, and a page past the end becomes the last page.
+ */
+async function deepSearchPage(
+  db: Queryable,
+  query: ListQuery,
+  sort: NonNullable<ListQuery['sort']>,
+): Promise<ListResult> {
+  const direction = sort.direction === 'asc' ? 'ASC' : 'DESC';
+  const { rows } = await db.query<DbRow & { m_total: number; m_page: number }>(
+    `WITH m AS MATERIALIZED (SELECT id, ${matchKeys[sort.column]} AS k FROM competitor_list WHERE search_text LIKE $1),
+       c AS (SELECT count(*)::int AS n FROM m),
+       p AS (SELECT n, least($2::bigint, greatest(1, ceil(n / $3::numeric)))::int AS page FROM c),
+       ids AS (SELECT id FROM m ORDER BY k ${direction}, id ${direction}
+               OFFSET (SELECT (page - 1) * $3::int FROM p) LIMIT $3::int)
+     SELECT ${selectColumns}, (SELECT n FROM p) AS m_total, (SELECT page FROM p) AS m_page
+     FROM competitor_list WHERE id IN (SELECT id FROM ids) ORDER BY ${orderBy[sort.column][sort.direction]}`,
+    [containsPattern(query.search), query.page, query.perPage],
+  );
+  const total = rows[0]?.m_total ?? 0;
+  return {
+    rows: rows.map(fromDbRow),
+    count: { value: total, exact: true },
+    page: rows[0]?.m_page ?? 1,
+    lastPage: Math.max(1, Math.ceil(total / query.perPage)),
+  };
 }
 
 async function countCompetitors(

@@ -95,6 +95,9 @@ export async function swapInShadow(db: Queryable, projection: Projection): Promi
     for (const index of rows) {
       await db.query(`ALTER INDEX ${index.name} RENAME TO ${index.name.slice(0, -SUFFIX.length)}`);
     }
+    // The new table takes over the page-index triggers and rebuilds its buckets (a no-op for tables
+    // without page indexes; see infra/migrations/015_page_index.sql).
+    await db.query('SELECT page_index_attach($1)', [table]);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Role } from '#events/user/fields.ts';
 import type { Queryable } from '#infra/db/database.ts';
+import { bothWays, pageBySort, type PageIndexSort } from '../page-index.ts';
 
 export interface UserRow {
   id: string;
@@ -40,6 +41,14 @@ const orderBy: Record<UserSortColumn, string> = {
   created: 'created_at',
 };
 
+/** Each sort's page index (infra/migrations/015_page_index.sql), keyed as `orderBy`. */
+const pageIndexes: Record<UserSortColumn, { asc: PageIndexSort; desc: PageIndexSort }> = {
+  name: bothWays('user_list', 'user_list_pages_name', ['lower(display_name)'], 'id'),
+  email: bothWays('user_list', 'user_list_pages_email', ['lower(email)'], 'id'),
+  role: bothWays('user_list', 'user_list_pages_role', ['role'], 'id'),
+  created: bothWays('user_list', 'user_list_pages_created', ['created_at'], 'id'),
+};
+
 export async function listUsers(
   db: Queryable,
   query: {
@@ -49,6 +58,18 @@ export async function listUsers(
     perPage: number;
   },
 ): Promise<{ rows: UserRow[]; total: number; page: number; lastPage: number }> {
+  const sort = query.sort ?? { column: 'name', direction: 'asc' };
+  if (!query.search) {
+    const indexed = await pageBySort<UserRow>(
+      db,
+      pageIndexes[sort.column][sort.direction],
+      columns,
+      query.page,
+      query.perPage,
+    );
+    const lastPage = Math.max(1, Math.ceil(indexed.total / query.perPage));
+    return { rows: indexed.rows, total: indexed.total, page: indexed.page, lastPage };
+  }
   const where = query.search ? `WHERE lower(display_name || ' ' || email || ' ' || role) LIKE $1` : '';
   const params = query.search ? [`%${query.search.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`] : [];
   const { rows: counted } = await db.query<{ n: number }>(
@@ -58,10 +79,10 @@ export async function listUsers(
   const total = counted[0]?.n ?? 0;
   const lastPage = Math.max(1, Math.ceil(total / query.perPage));
   const page = Math.min(query.page, lastPage);
-  const sort = query.sort ?? { column: 'name', direction: 'asc' };
+  const direction = sort.direction === 'desc' ? 'DESC' : 'ASC';
   const { rows } = await db.query<UserRow>(
     `SELECT ${columns} FROM user_list ${where}
-     ORDER BY ${orderBy[sort.column]} ${sort.direction === 'desc' ? 'DESC' : 'ASC'}, id
+     ORDER BY ${orderBy[sort.column]} ${direction}, id ${direction}
      LIMIT ${query.perPage} OFFSET ${(page - 1) * query.perPage}`,
     params,
   );

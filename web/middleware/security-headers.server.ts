@@ -1,11 +1,42 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import helmet from 'helmet';
 import type { Middleware } from 'koa';
-import koaHelmet from 'koa-helmet';
 
 type ResponseWithLocals = ServerResponse & { locals?: { cspNonce?: string } };
 const nonceOf = (_req: IncomingMessage, res: ServerResponse) =>
   `'nonce-${(res as ResponseWithLocals).locals?.cspNonce ?? ''}'`;
+
+/** What helmet does to a response: headers set (a value may contain the nonce) and headers removed. */
+type HeaderOp = { set: string; parts: string[] } | { remove: string };
+
+/**
+ * Helmet's headers depend on the request only through the nonce, so helmet runs once, at start-up, on a
+ * recording response with a marker nonce; each request then replays the recorded headers with its own
+ * nonce in place of the marker (no per-request directive building, no promise around a connect
+ * middleware). Helmet stays the single source of the policy.
+ */
+function recordHelmet(options: Parameters<typeof helmet>[0]): HeaderOp[] {
+  const marker = `nonce-marker-${randomBytes(12).toString('hex')}`;
+  const ops: HeaderOp[] = [];
+  const res = {
+    locals: { cspNonce: marker },
+    setHeader(name: string, value: string | number | readonly string[]) {
+      ops.push({ set: name, parts: String(value).split(marker) });
+      return res;
+    },
+    removeHeader(name: string) {
+      ops.push({ remove: name });
+    },
+    getHeader: () => undefined,
+  };
+  let error: Error | undefined;
+  helmet(options)({} as IncomingMessage, res as unknown as ServerResponse, (e?: unknown) => {
+    if (e) error = e instanceof Error ? e : new Error('helmet failed');
+  });
+  if (error) throw error;
+  return ops;
+}
 
 /**
  * A fresh nonce per request and a strict Content-Security-Policy: scripts run only with the nonce
@@ -13,7 +44,7 @@ const nonceOf = (_req: IncomingMessage, res: ServerResponse) =>
  * we know the site is served over HTTPS.
  */
 export function securityHeaders(options: { https: boolean }): Middleware {
-  const helmet = koaHelmet({
+  const ops = recordHelmet({
     contentSecurityPolicy: {
       useDefaults: false,
       directives: {
@@ -37,7 +68,11 @@ export function securityHeaders(options: { https: boolean }): Middleware {
   return async (ctx, next) => {
     const nonce = randomBytes(16).toString('base64');
     ctx.state.nonce = nonce;
-    (ctx.res as ResponseWithLocals).locals = { ...(ctx.res as ResponseWithLocals).locals, cspNonce: nonce };
-    await helmet(ctx, next);
+    const res = ctx.res;
+    for (const op of ops) {
+      if ('remove' in op) res.removeHeader(op.remove);
+      else res.setHeader(op.set, op.parts.length === 1 ? (op.parts[0] as string) : op.parts.join(nonce));
+    }
+    await next();
   };
 }

@@ -1,0 +1,311 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Queryable } from '#infra/db/database.ts';
+import { listAudit } from '#projections/audit-log/audit-log.queries.ts';
+import {
+  containsPattern,
+  listCompetitors,
+  type CompetitorSortColumn,
+} from '#projections/competitor-list/competitor-list.queries.ts';
+import { listUsers } from '#projections/user-list/user-list.queries.ts';
+import { userListProjection } from '#projections/user-list/user-list.projection.ts';
+import { withTransaction } from '#infra/db/database.ts';
+import { swapInShadow } from '#projections/rebuild/shadow-tables.ts';
+import { databaseBackends } from '#tests/support/environment.ts';
+import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
+
+/**
+ * Deep pages (issue 13, item 1): for every sort column and direction of the three data tables, the
+ * first, a middle, the last and a past-the-end page return exactly the rows `ORDER BY … OFFSET` returns
+ * (ties broken by the id), with and without a search, before and after rows are added, deleted and
+ * re-keyed between requests. Enough rows that every sort's page index has several buckets (1,000 rows
+ * each) and must split and drop them as rows change.
+ *
+ * The expected pages come from the reference SQL written here, independently of the query code.
+ */
+
+const PER_PAGE = 15;
+const ROWS = 3_100;
+
+/** The reference orders, as the product defines them (ascending; descending reverses each part). */
+const competitorOrder: Record<string, (d: 'ASC' | 'DESC') => string> = {
+  rank: (d) => `rank ${d}, id ${d}`,
+  name: (d) => `lower(name) ${d}, id ${d}`,
+  segment: (d) => `segment_name ${d}, id ${d}`,
+  threat: (d) => `threat_level ${d}, id ${d}`,
+  updated: (d) => `updated_at ${d}, id ${d}`,
+};
+const auditOrder: Record<string, (d: 'ASC' | 'DESC') => string> = {
+  time: (d) => `at ${d}, position ${d}`,
+  actor: (d) => `lower(actor_name) ${d}, position ${d}`,
+  type: (d) => `type ${d}, position ${d}`,
+  competitor: (d) => `lower(competitor_name) ${d} NULLS LAST, position ${d}`,
+};
+const userOrder: Record<string, (d: 'ASC' | 'DESC') => string> = {
+  name: (d) => `lower(display_name) ${d}, id ${d}`,
+  email: (d) => `lower(email) ${d}, id ${d}`,
+  role: (d) => `role ${d}, id ${d}`,
+  created: (d) => `created_at ${d}, id ${d}`,
+};
+
+/** Page numbers to check for a set of `n` rows: first, middle, last, and past the end. */
+const pagesFor = (n: number) => {
+  const last = Math.max(1, Math.ceil(n / PER_PAGE));
+  return [1, Math.ceil(last / 2), last, last + 7, Number.MAX_SAFE_INTEGER];
+};
+
+async function expectedPage(
+  db: Queryable,
+  table: string,
+  idColumn: string,
+  order: string,
+  where: string,
+  params: unknown[],
+  page: number,
+): Promise<{ ids: string[]; page: number }> {
+  const { rows: counted } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${table} ${where}`,
+    params,
+  );
+  const last = Math.max(1, Math.ceil((counted[0]?.n ?? 0) / PER_PAGE));
+  const shown = Math.min(page, last);
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT ${idColumn}::text AS id FROM ${table} ${where} ORDER BY ${order} LIMIT ${PER_PAGE} OFFSET ${(shown - 1) * PER_PAGE}`,
+    params,
+  );
+  return { ids: rows.map((r) => r.id), page: shown };
+}
+
+/** Rows with many ties in every sort key (few distinct names, segments, times), some names differing only in case. */
+async function seed(db: Queryable, from: number, count: number): Promise<void> {
+  await db.query(
+    `INSERT INTO competitor_list (id, name, segment_id, segment_name, threat, rank, strengths, version, created_at, updated_at)
+     SELECT gen_random_uuid(), (CASE WHEN i % 2 = 0 THEN 'Rival ' ELSE 'rival ' END) || (i % 23), 's' || (i % 4),
+            'Segment ' || (i % 4), (ARRAY['low', 'medium', 'high'])[1 + i % 3],
+            (SELECT coalesce(max(rank), 0) FROM competitor_list) + i - $1 + 1,
+            CASE WHEN i % 9 = 0 THEN 'has a forge' WHEN i % 200 = 0 THEN 'rare anvil' ELSE '' END, 1,
+            timestamptz '2026-01-01' + (i % 50) * interval '1 minute',
+            timestamptz '2026-01-01' + (i % 61) * interval '1 minute'
+     FROM generate_series($1::int, $1::int + $2::int - 1) AS i`,
+    [from, count],
+  );
+  await db.query(
+    `INSERT INTO audit_log (position, at, actor_id, actor_name, type, stream, competitor_id, competitor_name, summary)
+     SELECT i, timestamptz '2026-01-01' + (i % 70) * interval '1 second', 'a' || (i % 5),
+            (CASE WHEN i % 2 = 0 THEN 'Ada ' ELSE 'ada ' END) || (i % 5),
+            (ARRAY['CompetitorAdded', 'CompetitorNoteUpdated', 'UserAdded'])[1 + i % 3], 'competitor-' || i,
+            CASE WHEN i % 3 = 2 THEN NULL ELSE gen_random_uuid() END,
+            CASE WHEN i % 3 = 2 THEN NULL ELSE 'Rival ' || (i % 17) END,
+            CASE WHEN i % 11 = 0 THEN 'changed the forge note' ELSE 'did something' END
+     FROM generate_series($1::int, $1::int + $2::int - 1) AS i`,
+    [from, count],
+  );
+  await db.query(
+    `INSERT INTO user_list (id, email, display_name, role, created_at, updated_at)
+     SELECT gen_random_uuid(), 'user' || i || '@example.com', (CASE WHEN i % 2 = 0 THEN 'Kim ' ELSE 'kim ' END) || (i % 13),
+            (ARRAY['admin', 'editor', 'viewer'])[1 + i % 3], timestamptz '2026-01-01' + (i % 40) * interval '1 hour', now()
+     FROM generate_series($1::int, $1::int + $2::int - 1) AS i`,
+    [from, count],
+  );
+}
+
+/** Changes between requests: rows added, deleted, and moved in every sort. */
+async function churn(db: Queryable): Promise<void> {
+  await seed(db, ROWS + 1, 400);
+  await db.query(`DELETE FROM competitor_list WHERE rank % 5 = 0`);
+  // Ranks stay dense (1..n), as the projection keeps them.
+  await db.query(
+    `UPDATE competitor_list c SET rank = r.n FROM (SELECT id, row_number() OVER (ORDER BY rank) AS n FROM competitor_list) r
+     WHERE c.id = r.id AND c.rank <> r.n`,
+  );
+  await db.query(
+    `UPDATE competitor_list SET name = 'Moved ' || name, segment_name = 'Segment Z', threat = 'high',
+       updated_at = updated_at + interval '1 day' WHERE rank % 7 = 1`,
+  );
+  await db.query(`DELETE FROM audit_log WHERE position % 6 = 0`);
+  await db.query(
+    `UPDATE audit_log SET competitor_name = CASE WHEN competitor_name IS NULL THEN 'Late Name' ELSE NULL END,
+       actor_name = 'Zed', at = at + interval '1 hour', type = 'Moved' WHERE position % 8 = 3`,
+  );
+  await db.query(`DELETE FROM user_list WHERE created_at < timestamptz '2026-01-01' + interval '3 hours'`);
+  await db.query(
+    `UPDATE user_list SET display_name = 'Aaron', role = 'admin', created_at = created_at - interval '1 year'
+     WHERE email LIKE 'user1%'`,
+  );
+}
+
+describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (backend) => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await createTestDatabase(backend);
+    await seed(db.pool, 1, ROWS);
+  }, 120_000);
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  const checkCompetitors = async (search: string) => {
+    const where = search ? 'WHERE search_text LIKE $1' : '';
+    const params = search ? [containsPattern(search)] : [];
+    const { rows } = await db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM competitor_list ${where}`,
+      params,
+    );
+    for (const [column, order] of Object.entries(competitorOrder)) {
+      for (const direction of ['asc', 'desc'] as const) {
+        for (const page of pagesFor(rows[0]?.n ?? 0)) {
+          const label = `competitors "${search}" ${column}:${direction} page ${page}`;
+          const expected = await expectedPage(
+            db.pool,
+            'competitor_list',
+            'id',
+            order(direction === 'asc' ? 'ASC' : 'DESC'),
+            where,
+            params,
+            page,
+          );
+          const result = await listCompetitors(db.pool, {
+            search,
+            sort: { column: column as CompetitorSortColumn, direction },
+            page,
+            perPage: PER_PAGE,
+          });
+          expect(result.page, label).toBe(expected.page);
+          expect(
+            result.rows.map((r) => r.id),
+            label,
+          ).toEqual(expected.ids);
+        }
+      }
+    }
+  };
+
+  const checkAudit = async (search: string) => {
+    const where = search ? 'WHERE search_text LIKE $1' : '';
+    const params = search ? [containsPattern(search)] : [];
+    const { rows } = await db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM audit_log ${where}`,
+      params,
+    );
+    const matching = rows[0]?.n ?? 0;
+    for (const [column, order] of Object.entries(auditOrder)) {
+      for (const direction of ['asc', 'desc'] as const) {
+        for (const page of pagesFor(matching)) {
+          const label = `audit "${search}" ${column}:${direction} page ${page}`;
+          const expected = await expectedPage(
+            db.pool,
+            'audit_log',
+            'position',
+            order(direction === 'asc' ? 'ASC' : 'DESC'),
+            where,
+            params,
+            page,
+          );
+          const result = await listAudit(db.pool, {
+            search,
+            sort: { column: column as 'time', direction },
+            page,
+            perPage: PER_PAGE,
+          });
+          expect(result.page, label).toBe(expected.page);
+          expect(
+            result.rows.map((r) => String(r.position)),
+            label,
+          ).toEqual(expected.ids);
+        }
+      }
+    }
+  };
+
+  const checkUsers = async (search: string) => {
+    const where = search ? `WHERE lower(display_name || ' ' || email || ' ' || role) LIKE $1` : '';
+    const params = search ? [containsPattern(search)] : [];
+    const { rows } = await db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM user_list ${where}`,
+      params,
+    );
+    for (const [column, order] of Object.entries(userOrder)) {
+      for (const direction of ['asc', 'desc'] as const) {
+        for (const page of pagesFor(rows[0]?.n ?? 0)) {
+          const label = `users "${search}" ${column}:${direction} page ${page}`;
+          const expected = await expectedPage(
+            db.pool,
+            'user_list',
+            'id',
+            order(direction === 'asc' ? 'ASC' : 'DESC'),
+            where,
+            params,
+            page,
+          );
+          const result = await listUsers(db.pool, {
+            search,
+            sort: { column: column as 'name', direction },
+            page,
+            perPage: PER_PAGE,
+          });
+          expect(result.page, label).toBe(expected.page);
+          expect(
+            result.rows.map((r) => r.id),
+            label,
+          ).toEqual(expected.ids);
+        }
+      }
+    }
+  };
+
+  it('competitors: every sort, both ways, first/middle/last/past-the-end, with and without a search', async () => {
+    for (const search of ['', 'forge', 'anvil', 'rival 1']) await checkCompetitors(search);
+  }, 120_000);
+
+  it('audit log: the same', async () => {
+    for (const search of ['', 'forge', 'ada 3', 'did']) await checkAudit(search);
+  }, 120_000);
+
+  it('users: the same', async () => {
+    for (const search of ['', 'kim 1', 'editor']) await checkUsers(search);
+  }, 120_000);
+
+  it('after rows are added, deleted and re-keyed between requests, pages still equal the reference', async () => {
+    await churn(db.pool);
+    // The page indexes' counts still add up to the tables' rows.
+    for (const [table, bucket] of [
+      ['competitor_list', 'competitor_list_pages_name'],
+      ['competitor_list', 'competitor_list_pages_updated'],
+      ['audit_log', 'audit_log_pages_competitor_desc'],
+      ['user_list', 'user_list_pages_created'],
+    ] as const) {
+      const { rows } = await db.pool.query<{ rows: number; counted: number }>(
+        `SELECT (SELECT count(*) FROM ${table})::int AS rows, (SELECT sum(pk_n) FROM ${bucket})::int AS counted`,
+      );
+      expect(rows[0]?.counted, bucket).toBe(rows[0]?.rows);
+    }
+    for (const search of ['', 'forge']) {
+      await checkCompetitors(search);
+      await checkAudit(search);
+      await checkUsers(search);
+    }
+  }, 240_000);
+
+  it('a replay swap hands the page index over to the rebuilt table', async () => {
+    await db.pool.query('CREATE TABLE user_list__shadow (LIKE user_list INCLUDING ALL)');
+    await db.pool.query(`INSERT INTO user_list__shadow SELECT * FROM user_list WHERE role <> 'viewer'`);
+    await withTransaction(db.pool, (client) => swapInShadow(client, userListProjection));
+    await checkUsers('');
+    // The new table has the triggers: later changes keep the counts.
+    await db.pool.query(
+      `INSERT INTO user_list (id, email, display_name, role, created_at, updated_at)
+       SELECT gen_random_uuid(), 'late' || i || '@example.com', 'Late ' || i, 'viewer', now(), now()
+       FROM generate_series(1, 1500) AS i`,
+    );
+    await db.pool.query(`DELETE FROM user_list WHERE email LIKE 'late1%'`);
+    await checkUsers('');
+  }, 120_000);
+
+  it('an emptied table answers an empty first page, and refills', async () => {
+    await db.pool.query('TRUNCATE user_list');
+    const empty = await listUsers(db.pool, { search: '', sort: undefined, page: 3, perPage: PER_PAGE });
+    expect(empty).toEqual({ rows: [], total: 0, page: 1, lastPage: 1 });
+    await seed(db.pool, 10_000, 40);
+    await checkUsers('');
+  }, 120_000);
+});
