@@ -89,6 +89,54 @@ describe.each(securityBackends)('fuzz on %s', (backend) => {
     }
   });
 
+  it('headers and cookies: any value answers < 500', async () => {
+    await admin.get('/competitors');
+    const headers = fc.dictionary(
+      fc.constantFrom(
+        'Cookie',
+        'Origin',
+        'Referer',
+        'Sec-Fetch-Site',
+        'X-Requested-With',
+        'X-CSRF-Token',
+        'X-Request-Id',
+        'X-Forwarded-For',
+        'X-Forwarded-Host',
+        'X-Forwarded-Proto',
+        'Accept',
+        'Content-Type',
+        'Authorization',
+      ),
+      headerString,
+      { maxKeys: 5 },
+    );
+    const target = fc.constantFrom(
+      ['GET', '/competitors'],
+      ['GET', '/login'],
+      ['GET', '/metrics'],
+      ['POST', '/competitors/new'],
+      ['POST', '/components/competitor-notes'],
+      ['POST', '/logout'],
+    );
+    await fc.assert(
+      fc.asyncProperty(headers, target, fc.boolean(), async (sent, [method, path], signedIn) => {
+        const base: Record<string, string> = signedIn
+          ? { Cookie: admin.cookieHeader(), 'X-CSRF-Token': admin.csrfToken, Origin: app.url }
+          : {};
+        const response = await fetch(`${app.url}${path}`, {
+          method,
+          redirect: 'manual',
+          headers: { ...base, ...sent },
+          ...(method === 'POST' ? { body: '{"event":"update-note","payload":{}}' } : {}),
+        });
+        await response.arrayBuffer();
+        figures.record('header-cookie', response.status, `${method} ${path} ${JSON.stringify(sent)}`);
+        return response.status < 500;
+      }),
+      { numRuns: RUNS * 2 },
+    );
+  });
+
   it('form fields: any value answers < 500, and every accepted write is in the log', async () => {
     let n = 0;
     await editor.get('/competitors/new');
