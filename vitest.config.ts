@@ -30,8 +30,9 @@ export default defineConfig({
           name: 'security',
           include: ['tests/security/**/*.test.ts'],
           globalSetup: ['tests/support/vitest-global-setup.ts'],
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
+          testTimeout: 120_000,
+          // Each file starts a whole app per backend; on a loaded two-core machine that alone can take a minute.
+          hookTimeout: 180_000,
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
         },

@@ -4,18 +4,26 @@ import { noteColumns } from '#events/competitor/fields.ts';
 import { appRoutes } from '#web/app.server.ts';
 import { TestClient } from '#tests/support/test-client.ts';
 import { waitFor } from './support/helpers.ts';
-import { almostValid, createFigures, hostileString, pathSegment } from './support/hostile.ts';
-import { securityBackends, startSecurityApp, type SecurityApp } from './support/security-app.ts';
+import { almostValid, createFigures, headerString, hostileString, pathSegment } from './support/hostile.ts';
+import {
+  handshakeResult,
+  securityBackends,
+  startSecurityApp,
+  type SecurityApp,
+} from './support/security-app.ts';
 
 /**
- * Fuzzing every outside input of the HTTP side with fast-check, on both backends: every route
- * parameter, query parameter, form field and component payload. Never a 5xx; every write the app
- * accepted is in the event log. Run counts are modest (the suite stays well under two minutes);
+ * Fuzzing every outside input with fast-check, on both backends: every route parameter, query
+ * parameter, form field and component payload, and the Socket.IO handshake (cookie, Origin, auth,
+ * query, over WebSocket and long-polling, plus raw Engine.IO requests). Never a 5xx; a socket connects
+ * only with a real session from our own origin; every write the app accepted is in the event log; an
+ * unhandled error anywhere in the server fails the run (vitest reports it). Run counts are modest (the suite stays well under two minutes);
  * the figures are printed as `SECURITY <backend> class=…` lines.
  */
 const RUNS = Number(process.env.SECURITY_FUZZ_RUNS ?? 25);
+const REFUSALS = new Set(['sign in first', 'forbidden origin']);
 
-describe.each(securityBackends)('HTTP fuzz on %s', (backend) => {
+describe.each(securityBackends)('fuzz on %s', (backend) => {
   let app: SecurityApp;
   let admin: TestClient;
   let editor: TestClient;
@@ -79,6 +87,54 @@ describe.each(securityBackends)('HTTP fuzz on %s', (backend) => {
         { numRuns: RUNS },
       );
     }
+  });
+
+  it('headers and cookies: any value answers < 500', async () => {
+    await admin.get('/competitors');
+    const headers = fc.dictionary(
+      fc.constantFrom(
+        'Cookie',
+        'Origin',
+        'Referer',
+        'Sec-Fetch-Site',
+        'X-Requested-With',
+        'X-CSRF-Token',
+        'X-Request-Id',
+        'X-Forwarded-For',
+        'X-Forwarded-Host',
+        'X-Forwarded-Proto',
+        'Accept',
+        'Content-Type',
+        'Authorization',
+      ),
+      headerString,
+      { maxKeys: 5 },
+    );
+    const target = fc.constantFrom(
+      ['GET', '/competitors'],
+      ['GET', '/login'],
+      ['GET', '/metrics'],
+      ['POST', '/competitors/new'],
+      ['POST', '/components/competitor-notes'],
+      ['POST', '/logout'],
+    );
+    await fc.assert(
+      fc.asyncProperty(headers, target, fc.boolean(), async (sent, [method, path], signedIn) => {
+        const base: Record<string, string> = signedIn
+          ? { Cookie: admin.cookieHeader(), 'X-CSRF-Token': admin.csrfToken, Origin: app.url }
+          : {};
+        const response = await fetch(`${app.url}${path}`, {
+          method,
+          redirect: 'manual',
+          headers: { ...base, ...sent },
+          ...(method === 'POST' ? { body: '{"event":"update-note","payload":{}}' } : {}),
+        });
+        await response.arrayBuffer();
+        figures.record('header-cookie', response.status, `${method} ${path} ${JSON.stringify(sent)}`);
+        return response.status < 500;
+      }),
+      { numRuns: RUNS * 2 },
+    );
   });
 
   it('form fields: any value answers < 500, and every accepted write is in the log', async () => {
@@ -195,6 +251,84 @@ describe.each(securityBackends)('HTTP fuzz on %s', (backend) => {
       ),
       { numRuns: RUNS * 4 },
     );
+  });
+
+  it('cookie, origin, auth and query: a refusal or, with a real session from our origin, a connection', async () => {
+    const session = editor.cookieHeader();
+    const cookie = fc.oneof(
+      headerString,
+      headerString.map((v) => `rivals_session=${v}`),
+      headerString.map((v) => `${session}; rivals_session=${v}`),
+      fc.constant(session),
+    );
+    // Engine.IO's own parameters are the transport's, not the application's.
+    const queryKey = fc
+      .string({ minLength: 1, maxLength: 8 })
+      .filter((k) => !['EIO', 'transport', 'sid', 't', 'j', 'b64'].includes(k));
+    const origin = fc.oneof(fc.constant(undefined), fc.constant(app.url), headerString);
+    const handshake = fc.record({
+      cookie,
+      origin,
+      auth: fc.option(fc.dictionary(hostileString, fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }), {
+        nil: undefined,
+      }),
+      query: fc.option(fc.dictionary(queryKey, headerString, { maxKeys: 4 }), {
+        nil: undefined,
+      }),
+      transport: fc.constantFrom('websocket' as const, 'polling' as const),
+    });
+    let unexpected = 0;
+    let bypass = 0;
+    await fc.assert(
+      fc.asyncProperty(handshake, async (h) => {
+        const socket = app.socket(h);
+        const result = await handshakeResult(socket);
+        socket.disconnect();
+        const legitimate =
+          h.cookie
+            .split(';')
+            .some((part) => session.includes(part.trim()) && part.includes('rivals_session=')) &&
+          (h.origin === undefined || h.origin === app.url);
+        if (result.connected && !legitimate) bypass++;
+        if (!result.connected && !REFUSALS.has(result.message)) unexpected++;
+        figures.record(
+          `socket-${h.transport}`,
+          result.connected || REFUSALS.has(result.message) ? 101 : 500,
+          JSON.stringify(h),
+        );
+        return !(result.connected && !legitimate) && (result.connected || REFUSALS.has(result.message));
+      }),
+      { numRuns: RUNS * 4 },
+    );
+    expect({ unexpected, bypass }).toEqual({ unexpected: 0, bypass: 0 });
+    expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+  });
+
+  it('raw Engine.IO requests answer < 500', async () => {
+    const request = fc.record({
+      EIO: fc.oneof(fc.constant('4'), hostileString),
+      transport: fc.oneof(fc.constantFrom('polling', 'websocket'), hostileString),
+      sid: fc.option(hostileString, { nil: undefined }),
+      method: fc.constantFrom('GET', 'POST'),
+      body: fc.oneof(fc.constantFrom('40', '2', '4', '42["change",{}]', '40{"token":1}'), hostileString),
+      cookie: headerString,
+    });
+    await fc.assert(
+      fc.asyncProperty(request, async (r) => {
+        const params = new URLSearchParams({ EIO: r.EIO, transport: r.transport });
+        if (r.sid !== undefined) params.set('sid', r.sid);
+        const response = await fetch(`${app.url}/socket.io/?${params.toString()}`, {
+          method: r.method,
+          headers: { Cookie: r.cookie, 'Content-Type': 'text/plain;charset=UTF-8' },
+          ...(r.method === 'POST' ? { body: r.body } : {}),
+        });
+        await response.arrayBuffer();
+        figures.record('engine-io-raw', response.status, JSON.stringify(r));
+        return response.status < 500;
+      }),
+      { numRuns: RUNS * 2 },
+    );
+    expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
   });
 
   it('sign-in fields: any value answers < 500', async () => {
