@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { Command, Outcome } from '#events/command.ts';
 import { requestContext } from '#infra/logger.ts';
+import type { ProjectionName } from '#projections/all-projections.ts';
 import type { AppDeps } from './app-deps.server.ts';
 import type { SessionUser } from './pages/page-context.ts';
 
@@ -21,7 +22,7 @@ export async function runCommand(
   ctx: Context,
   deps: Pick<AppDeps, 'gateway' | 'watcher'>,
   command: Command,
-  projections: readonly string[],
+  projections: readonly ProjectionName[],
 ): Promise<CommandResult> {
   const user = ctx.state.user as SessionUser;
   const { outcome } = await deps.gateway.dispatch(

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Command } from '#events/command.ts';
 import { noteColumns, noteValue } from '#events/competitor/fields.ts';
+import type { ProjectionName } from '#projections/all-projections.ts';
 import type { Action } from '../auth/permissions.ts';
 
 /** What the client may send besides the payload: the version its view was based on. */
@@ -16,7 +17,7 @@ export interface ComponentCall<S extends z.ZodType = z.ZodType> {
   /** The command the call becomes. */
   command(payload: z.infer<S>, context: CallContext): Command;
   /** Read models that must show the change before the call answers (read-your-writes). */
-  projections: readonly string[];
+  projections: readonly ProjectionName[];
 }
 
 export interface ComponentDefinition {
