@@ -19,7 +19,7 @@ export interface ComponentRequest {
 
 const csrfToken = () => document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? '';
 
-/** Sends one event or method call to a server-side component (seed §7.2 and §7.6). */
+/** Sends one event or method call to a server-side component (docs/behaviour.md §6 and §8). */
 export async function callComponent(component: string, request: ComponentRequest): Promise<ComponentAnswer> {
   let response: Response;
   try {

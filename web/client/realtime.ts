@@ -6,7 +6,7 @@ const REFRESH_DEBOUNCE_MS = 200;
 const STALE_AFTER_HIDDEN_MS = 30_000;
 
 /**
- * Live updates (seed §7.3): a Socket.IO client hears about projected changes and refreshes the table or
+ * Live updates (docs/behaviour.md §10): a Socket.IO client hears about projected changes and refreshes the table or
  * card in place, with a short notice of who changed what. Broadcasts are hints: after a reconnect, or
  * after the tab slept, the page refetches its regions rather than trusting it saw everything.
  */

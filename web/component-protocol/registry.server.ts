@@ -32,7 +32,7 @@ function call<S extends z.ZodType>(definition: ComponentCall<S>): ComponentCall 
 
 /**
  * The server-driven components and everything they may send. Anything not listed here is rejected.
- * Seed §7.2: `update-note` carries exactly {competitorId, column, value}.
+ * docs/behaviour.md §6: `update-note` carries exactly {competitorId, column, value}.
  */
 export const componentRegistry: Record<string, ComponentDefinition> = {
   'competitor-notes': {
