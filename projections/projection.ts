@@ -7,8 +7,9 @@ import type { Queryable } from '#infra/db/database.ts';
  */
 export type TableNames<T extends string = string> = Readonly<Record<T, string>>;
 
-export interface Projection<T extends string = string> {
-  readonly name: string;
+export interface Projection<T extends string = string, N extends string = string> {
+  /** Its name everywhere (checkpoints, `replay --projection`, read-your-writes waits); see ProjectionName. */
+  readonly name: N;
   /** Bump to rebuild the read model from the first event. */
   readonly version: number;
   /** The tables this projection owns: emptied on rebuild, shadowed during a replay. */
@@ -27,6 +28,11 @@ export interface Projection<T extends string = string> {
     memo?: Map<string, unknown>,
   ): Promise<void>;
 }
+
+/** Declares a projection keeping its name's literal type, so ProjectionName (all-projections.ts) lists it. */
+export const defineProjection = <const N extends string, T extends string>(
+  projection: Projection<T, N>,
+): Projection<T, N> => projection;
 
 export const liveTables = <T extends string>(projection: Projection<T>): TableNames<T> =>
   Object.fromEntries(projection.tables.map((t) => [t, t])) as unknown as TableNames<T>;

@@ -3,12 +3,16 @@ import type { EventStore } from '#events/store/event-store.ts';
 import { withTransaction, type Database, type Queryable } from '#infra/db/database.ts';
 import { notify, notifyChannels } from '#infra/db/notify-channels.ts';
 import type { Logger } from '#infra/logger.ts';
-import { liveTables, type Projection } from './projection.ts';
+import type { ProjectionName } from './all-projections.ts';
+import { liveTables, type Projection as AnyProjection } from './projection.ts';
 import { RebuildBusyError } from './rebuild/rebuild-lease.ts';
 import { rebuildProjections } from './rebuild/rebuild.ts';
 
+/** A projection of the app's list, so reactors get its typed name. */
+type Projection = AnyProjection<string, ProjectionName>;
+
 /** Called after a projection batch commits (never during a replay). */
-export type Reactor = (projection: string, events: readonly RecordedEvent[]) => void;
+export type Reactor = (projection: ProjectionName, events: readonly RecordedEvent[]) => void;
 
 export interface RunnerOptions {
   db: Database;

@@ -1,10 +1,11 @@
 import type { Checkpoint } from '#events/envelope.ts';
 import type { Database } from '#infra/db/database.ts';
 import { notifyChannels } from '#infra/db/notify-channels.ts';
+import type { ProjectionName } from './all-projections.ts';
 import { checkpointReached } from './runner.ts';
 
 interface Waiter {
-  names: readonly string[];
+  names: readonly ProjectionName[];
   target: Checkpoint;
   resolve: (reached: boolean) => void;
 }
@@ -38,7 +39,7 @@ export class ProjectionWatcher {
   }
 
   /** True once every named projection reached `target`; false after `timeoutMs`. */
-  waitFor(names: readonly string[], target: Checkpoint, timeoutMs: number): Promise<boolean> {
+  waitFor(names: readonly ProjectionName[], target: Checkpoint, timeoutMs: number): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => finish(false), timeoutMs);
       const waiter: Waiter = { names, target, resolve: (reached) => finish(reached) };

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { commandSchema, type Command, type Outcome } from '#events/command.ts';
 import { requestContext } from '#infra/logger.ts';
+import type { ProjectionName } from '#projections/all-projections.ts';
 import type { AppDeps } from './app-deps.server.ts';
 import { idempotencyKey } from './idempotency.server.ts';
 import { parseInput } from './input.server.ts';
@@ -23,7 +24,7 @@ export async function runCommand(
   ctx: Context,
   deps: Pick<AppDeps, 'gateway' | 'watcher'>,
   command: Command,
-  projections: readonly string[],
+  projections: readonly ProjectionName[],
 ): Promise<CommandResult> {
   // The bus refuses an envelope that does not parse (dead letter): refuse it here, with the message,
   // rather than answer "will be saved shortly" for a change that never will be.

@@ -22,5 +22,5 @@ export function renderHtml(ctx: Context, element: ReactElement, status = 200): v
   ctx.body = `<!doctype html>${renderToString(element)}`;
 }
 
-/** Refreshes ask with `X-Requested-With: XMLHttpRequest` (seed §7.4). */
+/** Refreshes ask with `X-Requested-With: XMLHttpRequest` (docs/behaviour.md §4). */
 export const isXhr = (ctx: Context): boolean => ctx.get('X-Requested-With') === 'XMLHttpRequest';

@@ -13,7 +13,7 @@ export interface TableQuery<S extends string> {
   perPage: number;
 }
 
-/** The XHR answer (seed §7.1): still an HTML page containing the table region, without the page chrome. */
+/** The XHR answer (docs/behaviour.md §2): still an HTML page containing the table region, without the page chrome. */
 export function TableFragment({ children }: { children: ReactNode }) {
   return (
     <html lang="en">

@@ -1,4 +1,4 @@
-import type { Projection } from '../projection.ts';
+import { defineProjection } from '../projection.ts';
 import { auditLine, type AuditedEvent, type Subject } from './audit-summary.ts';
 
 export const auditedTypes = [
@@ -23,7 +23,7 @@ const subjectId = (e: AuditedEvent): string | undefined =>
   'competitorId' in e.data ? e.data.competitorId : 'userId' in e.data ? e.data.userId : undefined;
 
 /** Every event as one line of the audit log, with who, when, and a readable summary. */
-export const auditLogProjection: Projection<'audit_log' | 'audit_log_subjects'> = {
+export const auditLogProjection = defineProjection({
   name: 'audit-log',
   version: 1,
   tables: ['audit_log', 'audit_log_subjects'],
@@ -73,4 +73,4 @@ export const auditLogProjection: Projection<'audit_log' | 'audit_log_subjects'> 
       );
     }
   },
-};
+});

@@ -2,7 +2,7 @@ import { competitorEventTypes, isCompetitorEvent } from '#events/competitor/even
 import type { Recorded, RecordedEvent } from '#events/envelope.ts';
 import type { SegmentEvent } from '#events/segment/events.ts';
 import type { Queryable } from '#infra/db/database.ts';
-import type { Projection, TableNames } from '../projection.ts';
+import { defineProjection, type TableNames } from '../projection.ts';
 import { evolveCompetitorRow, type CompetitorRow } from './competitor-row.ts';
 import { loadRows, removeRanks, upsertRows } from './competitor-list.writer.ts';
 
@@ -13,7 +13,7 @@ type Tables = 'competitor_list' | 'competitor_list_segments';
  * the rows it touches, then written with one upsert and one rank compaction, so seeding a million
  * competitors costs a few statements per batch rather than one per event.
  */
-export const competitorListProjection: Projection<Tables> = {
+export const competitorListProjection = defineProjection({
   name: 'competitor-list',
   version: 1,
   tables: ['competitor_list', 'competitor_list_segments'],
@@ -52,7 +52,7 @@ export const competitorListProjection: Projection<Tables> = {
     // Ranks are 1..n without gaps: each removed rank closed one.
     memo?.set('maxRank', maxRank - removedRanks.length);
   },
-};
+});
 
 async function currentMaxRank(db: Queryable, tables: TableNames<Tables>): Promise<number> {
   const { rows } = await db.query<{ max: number | null }>(

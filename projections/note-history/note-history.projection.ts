@@ -1,6 +1,6 @@
 import type { CompetitorEvent } from '#events/competitor/events.ts';
 import type { Recorded } from '#events/envelope.ts';
-import type { Projection } from '../projection.ts';
+import { defineProjection } from '../projection.ts';
 
 type NoteUpdated = Extract<Recorded<CompetitorEvent>, { type: 'CompetitorNoteUpdated' }>;
 
@@ -41,7 +41,7 @@ export function noteHistoryRows(
 }
 
 /** Every note version, for /competitors/:id/history. */
-export const noteHistoryProjection: Projection<'note_history'> = {
+export const noteHistoryProjection = defineProjection({
   name: 'note-history',
   version: 1,
   tables: ['note_history'],
@@ -90,4 +90,4 @@ export const noteHistoryProjection: Projection<'note_history'> = {
       ],
     );
   },
-};
+});

@@ -1,9 +1,9 @@
 import type { Recorded } from '#events/envelope.ts';
 import type { SegmentEvent } from '#events/segment/events.ts';
-import type { Projection } from '../projection.ts';
+import { defineProjection } from '../projection.ts';
 
 /** The segments, in board order. */
-export const segmentBoardProjection: Projection<'segment_board'> = {
+export const segmentBoardProjection = defineProjection({
   name: 'segment-board',
   version: 1,
   tables: ['segment_board'],
@@ -19,4 +19,4 @@ export const segmentBoardProjection: Projection<'segment_board'> = {
       [added.map((e) => e.data.segmentId), added.map((e) => e.data.name), added.map((e) => e.data.position)],
     );
   },
-};
+});

@@ -1,11 +1,11 @@
 import type { Recorded } from '#events/envelope.ts';
 import type { UserEvent } from '#events/user/events.ts';
-import type { Projection } from '../projection.ts';
+import { defineProjection } from '../projection.ts';
 
 const userTypes = new Set(['UserAdded', 'UserRoleChanged', 'UserDisabled', 'UserEnabled']);
 
 /** Users for sign-in, authorization and the /users page. Few rows, so one statement per event is fine. */
-export const userListProjection: Projection<'user_list'> = {
+export const userListProjection = defineProjection({
   name: 'user-list',
   version: 1,
   tables: ['user_list'],
@@ -40,4 +40,4 @@ export const userListProjection: Projection<'user_list'> = {
       }
     }
   },
-};
+});

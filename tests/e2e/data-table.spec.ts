@@ -5,7 +5,7 @@ import type { RunningServer } from './support/server.ts';
 import { signIn } from './support/sign-in.ts';
 
 /**
- * The data table on /competitors in a real browser (issue 5): the seed's sort toggle, refreshes by
+ * The data table on /competitors in a real browser (issue 5): the sort toggle (docs/behaviour.md §3), refreshes by
  * XHR with all four parameters in the URL, pagination without navigation, history, failure, the
  * search box surviving refreshes, stale responses, no-JavaScript navigation, invalid parameters,
  * page size, empty state, live region and the loading indicator.

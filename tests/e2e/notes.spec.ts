@@ -6,8 +6,8 @@ import { signIn } from './support/sign-in.ts';
 import { trapXss } from './support/xss-trap.ts';
 
 /**
- * Competitor notes in the browser (issue 6, seed §3, §5, §7.2, §8): the SweetAlert2 dialog exactly as
- * the seed describes it, the `update-note` call it sends, the table and battlecard updating in place,
+ * Competitor notes in the browser (issue 6, docs/behaviour.md §5, §6): the SweetAlert2 dialog exactly as
+ * docs/behaviour.md describes it, the `update-note` call it sends, the table and battlecard updating in place,
  * the conflict choice between two sessions, server rejections inside the still-open dialog, the history
  * diff and as-of view, the audit log, read-only viewers, and stored XSS in every place a note is shown.
  *

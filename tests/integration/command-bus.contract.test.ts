@@ -167,6 +167,16 @@ async function readUntil(
   return all;
 }
 
+/** One command sent and delivered to a consumer that then "crashes" (never acknowledges it). */
+async function deliveredToCrashedConsumer(harness: BusHarness) {
+  const crashed = await harness.connect();
+  const survivor = await harness.connect();
+  const envelope = makeEnvelope();
+  const id = await crashed.send(envelope);
+  expect(await crashed.read('crashed', { blockMs: BLOCK_MS })).toEqual([{ id, envelope, deliveryCount: 1 }]);
+  return { crashed, survivor, envelope, id };
+}
+
 // --- The contract ---------------------------------------------------------------------------------------
 
 for (const implementation of implementations) {
@@ -262,29 +272,13 @@ for (const implementation of implementations) {
 
       it('keeps an unacknowledged entry with its consumer until claimIdleMs has passed', async () => {
         // A claimIdleMs no test run reaches, so "not yet" does not depend on how fast this machine is.
-        const harness = open({ claimIdleMs: 600_000 });
-        const crashed = await harness.connect();
-        const survivor = await harness.connect();
-        const envelope = makeEnvelope();
-        const id = await crashed.send(envelope);
-        expect(await crashed.read('crashed', { blockMs: BLOCK_MS })).toEqual([
-          { id, envelope, deliveryCount: 1 },
-        ]);
-
+        const { crashed, survivor } = await deliveredToCrashedConsumer(open({ claimIdleMs: 600_000 }));
         expect(await survivor.read('survivor', { blockMs: BLOCK_MS })).toEqual([]);
         expect(await crashed.pendingCount()).toBe(1);
       });
 
       it('hands an unacknowledged entry to another consumer after claimIdleMs', async () => {
-        const harness = open();
-        const crashed = await harness.connect();
-        const survivor = await harness.connect();
-        const envelope = makeEnvelope();
-        const id = await crashed.send(envelope);
-        expect(await crashed.read('crashed', { blockMs: BLOCK_MS })).toEqual([
-          { id, envelope, deliveryCount: 1 },
-        ]);
-
+        const { crashed, survivor, id, envelope } = await deliveredToCrashedConsumer(open());
         await sleep(PAST_CLAIM_IDLE_MS);
         expect(await survivor.read('survivor', { blockMs: BLOCK_MS })).toEqual([
           { id, envelope, deliveryCount: 2 },

@@ -40,3 +40,12 @@ export function given<C, E extends NewEvent, S>(decider: Decider<C, E, S>, histo
     when: (command: C): Decision<E> => decider.decide(command, state),
   };
 }
+
+/** The fields of a competitor as the unit tests add it (segment `smb`). */
+export const exampleCompetitorFields = {
+  name: 'Acme',
+  website: 'https://acme.example',
+  segmentId: 'smb',
+  threat: 'medium' as const,
+  headquarters: null,
+};

@@ -3,16 +3,10 @@ import { describe, expect, it } from 'vitest';
 import type { CompetitorEvent } from '#events/competitor/events.ts';
 import { UpdateCompetitorNote } from '#events/competitor/commands.ts';
 import { competitorDecider } from '#services/competitor/competitor.ts';
-import { given, recorded, testMetadata } from '#tests/support/given-when-then.ts';
+import { exampleCompetitorFields, given, recorded, testMetadata } from '#tests/support/given-when-then.ts';
 
 const id = randomUUID();
-const fields = {
-  name: 'Acme',
-  website: 'https://acme.example',
-  segmentId: 'smb',
-  threat: 'medium' as const,
-  headquarters: null,
-};
+const fields = exampleCompetitorFields;
 const added: CompetitorEvent = { type: 'CompetitorAdded', data: { ...fields, competitorId: id } };
 const note = (value: string, noteVersion: number): CompetitorEvent => ({
   type: 'CompetitorNoteUpdated',

@@ -7,7 +7,7 @@ import {
   type CompetitorRow,
   type RowContext,
 } from '#projections/competitor-list/competitor-row.ts';
-import { recorded, testMetadata } from '#tests/support/given-when-then.ts';
+import { exampleCompetitorFields, recorded, testMetadata } from '#tests/support/given-when-then.ts';
 
 const id = randomUUID();
 const segments: Record<string, string> = { smb: 'SMB', enterprise: 'Enterprise' };
@@ -15,13 +15,7 @@ const context: RowContext = {
   segmentName: (segmentId) => segments[segmentId] ?? '?',
   nextRank: () => 7,
 };
-const fields = {
-  name: 'Acme',
-  website: 'https://acme.example',
-  segmentId: 'smb',
-  threat: 'medium' as const,
-  headquarters: null,
-};
+const fields = exampleCompetitorFields;
 const at = (minute: number) => `2026-11-01T10:${String(minute).padStart(2, '0')}:00.000Z`;
 
 /** One stored event: stream version `version`, written by `actor` at minute `minute`. */

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * The layer rule in eslint.config.js really fires. Each case lints one import line as if it were a file
@@ -61,7 +61,12 @@ const allowed: [file: string, source: string][] = [
   ['tests/unit/fixture.ts', '#services/decider.ts'],
 ];
 
-describe('layer rule (no-restricted-imports in eslint.config.js)', () => {
+describe('layer rule (no-restricted-imports in eslint.config.js)', { timeout: 30_000 }, () => {
+  // Loading the config and its plugins is the slow part; done once, before any case.
+  beforeAll(async () => {
+    await eslint.lintText('export {};\n', { filePath: 'infra/warm-up.ts' });
+  }, 120_000);
+
   it.each(forbidden)('%s importing %s is an error', async (file, source) => {
     const messages = await restrictedImports(file, source);
     expect(messages).toHaveLength(1);

@@ -4,7 +4,7 @@ import { nextSort, parseTableState, toQueryString } from '#web/components/data-t
 
 const sortable = ['rank', 'name', 'threat'];
 
-describe('table state (seed §3–§4)', () => {
+describe('table state (docs/behaviour.md §1, §3)', () => {
   it('starts empty, page 1, 15 per page', () => {
     expect(parseTableState({}, sortable)).toEqual({ search: '', sort: '', page: 1, perPage: 15 });
   });

@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { isoTime, wholeNumber } from '#infra/cli/arguments.ts';
 import { multiProgress, type RateBar } from '#infra/cli/progress.ts';
 import { allProjections } from '#projections/all-projections.ts';
-import type { Projection } from '#projections/projection.ts';
 import { RebuildBusyError } from '#projections/rebuild/rebuild-lease.ts';
 import { rebuildProjections, type RebuildSummary } from '#projections/rebuild/rebuild.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
@@ -20,7 +19,7 @@ interface ReplayOptions {
 }
 
 /** `all`, one name, or a comma-separated list. */
-function choose(selection: string): Projection[] {
+function choose(selection: string): (typeof allProjections)[number][] {
   if (selection === 'all') return [...allProjections];
   const names = selection.split(',').map((n) => n.trim());
   const unknown = names.filter((n) => !allProjections.some((p) => p.name === n));
@@ -83,7 +82,10 @@ export function register(program: Command): void {
             dryRun: options.dryRun,
             restart: options.restart,
             batchSize: options.batchSize,
-            catchUpLive: (projection) => runner.catchUp(projection),
+            catchUpLive: (projection) => {
+              const live = chosen.find((p) => p.name === projection.name);
+              return live ? runner.catchUp(live) : Promise.resolve(0);
+            },
             onStart: ({ projection, total, done, resumedFrom }) => {
               if (resumedFrom !== undefined)
                 process.stderr.write(

@@ -31,7 +31,7 @@ export const sentByThisTab = (commandId: string): boolean => sentKeys.has(comman
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Sends one event or method call to a server-side component (docs/behaviour.md, component calls).
+ * Sends one event or method call to a server-side component (docs/behaviour.md §6 and §8).
  * Each call carries a fresh `Idempotency-Key`, which becomes the command id: when the answer is lost
  * (network error, 502/503/504) the call is sent again with the same key, so it is applied once
  * whatever happened to the first attempt. Only if every attempt fails is the user told.

@@ -1,7 +1,7 @@
 import { sweetAlert } from './sweetalert.ts';
 
 /**
- * Seed §9: a delete form is submitted only after the confirmation dialog says yes. Without
+ * docs/behaviour.md §7: a delete form is submitted only after the confirmation dialog says yes. Without
  * JavaScript the form submits directly (the server still checks the role and the CSRF token).
  */
 export function installDeleteConfirmation(): void {

@@ -4,7 +4,7 @@ import { nextSort, toQueryString, type TableState } from '../components/data-tab
 const LOADING_DELAY_MS = 150;
 
 /**
- * The table controller (seed §2, §4, §7.1): keeps the state, asks the page address again with the
+ * The table controller (docs/behaviour.md §2, §3): keeps the state, asks the page address again with the
  * four parameters and `X-Requested-With`, swaps in the returned `[data-table-region]`, and pushes the
  * address. Only the newest request may apply (older ones are aborted). A failure is logged as
  * 'Error updating table:' and leaves the table as it was.
@@ -34,7 +34,7 @@ export class DataTableController {
     return this.state;
   }
 
-  /** Seed §4: choosing a column sorts it, toggling asc → desc; each change refreshes. */
+  /** docs/behaviour.md §3: choosing a column sorts it, toggling asc → desc; each change refreshes. */
   sortBy(column: string): Promise<void> {
     return this.update({ ...this.state, sort: nextSort(this.state.sort, column) });
   }

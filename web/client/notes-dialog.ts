@@ -18,7 +18,7 @@ const labels: Record<string, string> = {
   general: 'general',
 };
 
-/** Seed §5: empty (or whitespace-only) is not a note. */
+/** docs/behaviour.md §5: empty (or whitespace-only) is not a note. */
 export const validateNote = (value: string | undefined): string | null =>
   !value || !value.trim() ? 'Value is required!' : null;
 
@@ -29,7 +29,7 @@ const keepLineBreaks = (popup: HTMLElement): void => {
 };
 
 /**
- * The competitor notes dialog (seed §5, §7.2): a textarea prompt titled "Notes", labelled
+ * The competitor notes dialog (docs/behaviour.md §5, §6): a textarea prompt titled "Notes", labelled
  * "Enter competitor notes", with a cancel button, prefilled with the existing note. Saving sends the
  * `update-note` event {competitorId, column, value}; a rejection is shown inside the dialog, which stays
  * open with the text. If someone else saved the note meanwhile, the user sees who, when and their text,

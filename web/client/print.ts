@@ -1,5 +1,5 @@
 /**
- * Seed §9: printing replaces the page with the chosen element's content, opens the print dialog,
+ * docs/behaviour.md §9: printing replaces the page with the chosen element's content, opens the print dialog,
  * restores the page, then reloads it. Nodes are moved, never re-parsed from HTML strings.
  */
 export function installPrint(): void {

@@ -8,7 +8,7 @@ const REFRESH_DEBOUNCE_MS = 200;
 const HEAD_CHECK_EVERY_MS = 20_000;
 
 /**
- * Live updates (docs/behaviour.md, live updates): a Socket.IO client hears about projected changes and
+ * Live updates (docs/behaviour.md §10): a Socket.IO client hears about projected changes and
  * refreshes the table or card in place, with a short notice of who changed what. Broadcasts are hints,
  * the position is the truth: the tab keeps the highest position it has applied and, whenever it may have
  * missed something (a reconnect, the server's `resync` after a Redis restart, waking from sleep, going

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Command } from '#events/command.ts';
 import { noteColumns, noteValue } from '#events/competitor/fields.ts';
+import type { ProjectionName } from '#projections/all-projections.ts';
 import type { Action } from '../auth/permissions.ts';
 
 /** What the client may send besides the payload: the version its view was based on. */
@@ -16,7 +17,7 @@ export interface ComponentCall<S extends z.ZodType = z.ZodType> {
   /** The command the call becomes. */
   command(payload: z.infer<S>, context: CallContext): Command;
   /** Read models that must show the change before the call answers (read-your-writes). */
-  projections: readonly string[];
+  projections: readonly ProjectionName[];
 }
 
 export interface ComponentDefinition {
@@ -31,7 +32,7 @@ function call<S extends z.ZodType>(definition: ComponentCall<S>): ComponentCall 
 
 /**
  * The server-driven components and everything they may send. Anything not listed here is rejected.
- * Seed §7.2: `update-note` carries exactly {competitorId, column, value}.
+ * docs/behaviour.md §6: `update-note` carries exactly {competitorId, column, value}.
  */
 export const componentRegistry: Record<string, ComponentDefinition> = {
   'competitor-notes': {

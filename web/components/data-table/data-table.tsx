@@ -57,7 +57,7 @@ export function tableSummary(
 }
 
 /**
- * The shared data table (seed §2–§4). The toolbar island sits outside `[data-table-region]`; the
+ * The shared data table (docs/behaviour.md §1–§3). The toolbar island sits outside `[data-table-region]`; the
  * region is what a refresh swaps. Every control is also a plain link or form, so the table works by
  * full navigation when JavaScript is off.
  */

@@ -15,7 +15,7 @@ export function pageWindow(page: number, lastPage: number, radius = 2): (number 
   return result;
 }
 
-/** Pagination links (seed §2): real hrefs; the table controller turns a click into a refresh. */
+/** Pagination links (docs/behaviour.md §2): real hrefs; the table controller turns a click into a refresh. */
 export function Pagination(props: {
   path: string;
   state: TableState;

@@ -1,5 +1,6 @@
 /**
- * The data table's state (seed §3): search, sort, page, perPage, and the seed's sort toggle (§4).
+ * The data table's state (docs/behaviour.md §1): search, sort, page, perPage, and the sort
+ * toggle (§3).
  * Pure and shared by the server (parsing a request) and the browser (building the next request).
  */
 export interface TableState {
@@ -44,7 +45,7 @@ export function parseTableState(query: Record<string, QueryValue>, sortable: rea
   return { search, sort, page, perPage };
 }
 
-/** Seed §4: same column while ascending → descending; any other case → ascending. */
+/** docs/behaviour.md §3: same column while ascending → descending; any other case → ascending. */
 export function nextSort(current: string, column: string): string {
   return current === `${column}:asc` ? `${column}:desc` : `${column}:asc`;
 }
