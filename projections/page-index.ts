@@ -36,20 +36,35 @@ export async function pageBySort<R>(
   page: number,
   perPage: number,
 ): Promise<IndexedPage<R>> {
-  const cacheKey = `${sort.bucketTable}|${sort.backwards}|${columns}`;
+  const limit = Math.floor(perPage);
+  const cacheKey = `${sort.bucketTable}|${sort.backwards}|${limit}|${columns}`;
   let sql = sqlCache.get(cacheKey);
   if (!sql) {
-    sql = pageSql(sort, columns);
+    sql = pageSql(sort, columns, limit);
     sqlCache.set(cacheKey, sql);
   }
-  const { rows } = await db.query<R & { pi_total: number; pi_page: number }>(sql, [page, perPage]);
+  const { rows } = await db.query<R & { pi_total: number; pi_page: number; pi_count: number }>(sql, [
+    page,
+    limit,
+  ]);
   const first = rows[0];
-  const result = rows.map(({ pi_total: _t, pi_page: _p, ...row }) => row as R);
+  // A backwards last page is shorter than perPage: only its window's rows belong to it.
+  const result = rows
+    .slice(0, first?.pi_count ?? 0)
+    .map(({ pi_total: _t, pi_page: _p, pi_count: _c, ...row }) => row as R);
   if (sort.backwards) result.reverse();
   return { rows: result, total: first?.pi_total ?? 0, page: first?.pi_page ?? 1 };
 }
 
-function pageSql(sort: PageIndexSort, columns: string): string {
+/**
+ * More than any bucket holds once its writing transaction commits (buckets split above 2 × 1,000 rows,
+ * and a sort is rebuilt if one ever passes 8 × 1,000). Bounding the skip with a constant keeps the
+ * planner's cost estimate small at any table size (an unbounded OFFSET is costed as 10% of the table,
+ * which at 1M rows tipped the statement into JIT compilation: 140 ms for a 2 ms query).
+ */
+const MAX_SKIP = 8_001;
+
+function pageSql(sort: PageIndexSort, columns: string, perPage: number): string {
   const bucketColumns = [...sort.keys.map((_, i) => `pk_${i + 1}`), 'pk_id'];
   const list = bucketColumns.join(', ');
   const key = [...sort.keys, sort.id].join(', ');
@@ -65,11 +80,13 @@ function pageSql(sort: PageIndexSort, columns: string): string {
   b AS (SELECT ${list}, pk_n, sum(pk_n) OVER (ORDER BY ${list}) AS upto FROM ${sort.bucketTable}),
   s AS (SELECT ${list}, (SELECT lo FROM win) - (upto - pk_n) AS skip FROM b
         WHERE upto > (SELECT lo FROM win) ORDER BY upto, ${list} LIMIT 1),
-  first AS (SELECT ${keyAs} FROM ${sort.table} WHERE (${key}) >= (${from('s')})
-            ORDER BY ${key} OFFSET (SELECT skip FROM s) LIMIT 1)
-SELECT ${columns}, (SELECT t FROM win)::int AS pi_total, (SELECT page FROM win)::int AS pi_page
+  first AS (SELECT * FROM (SELECT ${keyAs} FROM ${sort.table} WHERE (${key}) >= (${from('s')})
+                           ORDER BY ${key} LIMIT ${MAX_SKIP}) w
+            ORDER BY ${list} OFFSET (SELECT skip FROM s) LIMIT 1)
+SELECT ${columns}, (SELECT t FROM win)::int AS pi_total, (SELECT page FROM win)::int AS pi_page,
+  (SELECT hi - lo FROM win)::int AS pi_count
 FROM ${sort.table} WHERE (${key}) >= (${from('first')})
-ORDER BY ${key} LIMIT (SELECT hi - lo FROM win)`;
+ORDER BY ${key} LIMIT ${perPage}`;
 }
 
 /** Both directions of one column over the same key: ascending reads forwards, descending backwards. */

@@ -14,6 +14,10 @@
  *    1.16M audit rows (projecting 5.8M events through the bulk path takes over an hour on this machine);
  *  - users: synthetic rows in the user list (read model only) up to the size; 5% carry the search term.
  *
+ * Seeding holds long transactions (the 1M copy, index builds, VACUUM): on a Postgres shared with other
+ * work, every projection there waits for them (commit-safe reading stops at the oldest open transaction),
+ * so point `--base-url` at a server of its own, e.g. one started with `initdb` + `pg_ctl -o '-p 55432'`.
+ *
  *   npx tsx tests/bench/deep-pages.bench.ts [--sizes=100000,1000000] [--rounds=3] [--reps=15]
  *     [--base-url=postgres://postgres@127.0.0.1:5432]
  */
