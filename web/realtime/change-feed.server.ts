@@ -10,6 +10,9 @@ const competitorTypes = new Set([
   'CompetitorUpdated',
   'CompetitorNoteUpdated',
   'CompetitorDeleted',
+  'CompetitorRankChanged',
+  'CompetitorMovedToSegment',
+  'SegmentsReordered',
 ]);
 
 export function changeMessage(events: readonly RecordedEvent[]): ChangeMessage | undefined {
