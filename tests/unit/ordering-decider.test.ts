@@ -33,7 +33,7 @@ const competitor = (id: string, segmentId: string): CompetitorEvent => ({
 /** Events as the store returns them; ordering events get ordering-stream versions 1, 2, … */
 function history(events: OrderingSourceEvent[], actor = 'Ada'): Recorded<OrderingSourceEvent>[] {
   let orderingVersion = 0;
-  return events.map((event, i) => {
+  return events.map((event, i): Recorded<OrderingSourceEvent> => {
     const ordering = ['CompetitorRankChanged', 'CompetitorMovedToSegment', 'SegmentsReordered'].includes(
       event.type,
     );
@@ -46,7 +46,7 @@ function history(events: OrderingSourceEvent[], actor = 'Ada'): Recorded<Orderin
       schemaVersion: 1,
       metadata: testMetadata({ actor: { id: 'u', name: actor } }),
       recordedAt: new Date(),
-    } as Recorded<OrderingSourceEvent>;
+    };
   });
 }
 
