@@ -48,7 +48,7 @@ export type OrderedItem = z.infer<typeof orderedItem>;
 export type OrderedGroup = z.infer<typeof orderedGroup>;
 
 /** The order version the client's list was based on; a newer one means someone reordered meanwhile. */
-const expectedVersion = z.number().int().nonnegative();
+const expectedVersion = z.number().int().nonnegative().optional();
 
 export const ReorderRanking = z.object({
   type: z.literal('ReorderRanking'),

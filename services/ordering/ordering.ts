@@ -24,7 +24,10 @@ const fail = (message: string): { ok: false; message: string } => ({ ok: false, 
  * board every segment) exactly once, orders 1..n. A drop that changes nothing records nothing.
  */
 export function decideOrdering(command: OrderingCommand, state: OrderingState): Decision<OrderingEvent> {
-  if (command.payload.expectedVersion !== state.version) return stale(state, command.payload.expectedVersion);
+  const expected = command.payload.expectedVersion;
+  if (expected === undefined)
+    return invalid('Send the version of the order your list shows (expect), so a stale list is not saved.');
+  if (expected !== state.version) return stale(state, expected);
   switch (command.type) {
     case 'ReorderRanking':
       return decideRanking(command, state);

@@ -194,6 +194,15 @@ describe('ordering: decide the ranking', () => {
     ).toMatchObject({ status: 'rejected', code: 'validation', message: expect.stringMatching(message) });
   });
 
+  it('rejects a drop that does not say which version it was based on', () => {
+    const { expectedVersion: _, ...payload } = rank([a, b, c, d]).payload;
+    expect(orderingDecider.decide({ type: 'ReorderRanking', payload }, state())).toMatchObject({
+      status: 'rejected',
+      code: 'validation',
+      message: expect.stringMatching(/version of the order/),
+    });
+  });
+
   it('rejects a stale version, saying who moved what', () => {
     const moved = fold(
       history(
