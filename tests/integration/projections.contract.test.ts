@@ -75,6 +75,7 @@ describe.each(databaseBackends)('projections on %s', (backend) => {
     expect(await diffShadow(db.pool, competitorListProjection)).toEqual([
       { table: 'competitor_list', onlyLive: 0, onlyShadow: 0 },
       { table: 'competitor_list_segments', onlyLive: 0, onlyShadow: 0 },
+      { table: 'competitor_list_order', onlyLive: 0, onlyShadow: 0 },
     ]);
     expect(reacted.length).toBe(before);
   });
