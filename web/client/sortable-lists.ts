@@ -14,7 +14,9 @@ type Payload = { order: number; value: string; items?: { order: number; value: s
 
 interface Controller {
   root: HTMLElement;
+  /** A drag, a save or a grip held down: re-rendering now would pull the list from under the user. */
   busy: boolean;
+  pressed: boolean;
   refreshWanted: boolean;
   sortables: Sortable[];
 }
@@ -32,7 +34,7 @@ export function installSortableLists(): void {
 export async function refreshSortables(): Promise<void> {
   await Promise.all(
     [...controllers.values()].map(async (c) => {
-      if (c.busy) c.refreshWanted = true;
+      if (c.busy || c.pressed) c.refreshWanted = true;
       else await reload(c);
     }),
   );
@@ -43,6 +45,7 @@ async function enhance(root: HTMLElement): Promise<void> {
   const controller: Controller = controllers.get(root.id) ?? {
     root,
     busy: false,
+    pressed: false,
     refreshWanted: false,
     sortables: [],
   };
@@ -55,7 +58,9 @@ async function enhance(root: HTMLElement): Promise<void> {
   const before = { value: '' };
   const common = {
     animation: 150,
-    forceFallback: false,
+    // Mouse and touch events instead of native drag and drop: one code path, and touch works.
+    forceFallback: true,
+    fallbackOnBody: true,
     ghostClass: 'sortable-ghost',
     chosenClass: 'sortable-chosen',
     onStart: () => {
@@ -86,6 +91,16 @@ async function enhance(root: HTMLElement): Promise<void> {
     );
   }
   root.addEventListener('keydown', (event) => onKey(controller, event));
+  root.addEventListener('pointerdown', (event) => {
+    if (!(event.target as Element).closest('[data-drag-handle]')) return;
+    controller.pressed = true;
+    const release = () => {
+      controller.pressed = false;
+      // A press that never became a drag: catch up with what arrived meanwhile.
+      if (!controller.busy && controller.refreshWanted) void reload(controller);
+    };
+    document.addEventListener('pointerup', () => setTimeout(release, 0), { once: true });
+  });
   root.dataset.sortReady = 'true';
 }
 
