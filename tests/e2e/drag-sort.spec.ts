@@ -47,9 +47,19 @@ async function startDrag(page: Page, handle: Locator) {
   await page.mouse.move(from.x + from.width / 2 + 5, from.y + from.height / 2 + 5, { steps: 3 });
 }
 
-async function finishDrag(page: Page, target: Locator, where: 'above' | 'below' = 'above') {
-  const to = await target.boundingBox();
-  if (!to) throw new Error(`nowhere to drop: ${String(target)} (${await target.count()})`);
+/** Measured before the drag starts: once it has, the board's layout is the drag's, not the page's. */
+async function boxOf(target: Locator) {
+  await target.scrollIntoViewIfNeeded();
+  const box = await target.boundingBox();
+  if (!box) throw new Error(`nowhere to drop: ${String(target)}`);
+  return box;
+}
+
+async function finishDrag(
+  page: Page,
+  to: { x: number; y: number; width: number; height: number },
+  where: 'above' | 'below' = 'above',
+) {
   const x = to.x + Math.min(to.width / 2, 30);
   const y = where === 'above' ? to.y + 3 : to.y + to.height - 3;
   await page.mouse.move(x, y, { steps: 15 });
@@ -58,9 +68,9 @@ async function finishDrag(page: Page, target: Locator, where: 'above' | 'below' 
 }
 
 async function drag(page: Page, handle: Locator, target: Locator, where: 'above' | 'below' = 'above') {
-  await target.scrollIntoViewIfNeeded();
+  const to = await boxOf(target);
   await startDrag(page, handle);
-  await finishDrag(page, target, where);
+  await finishDrag(page, to, where);
 }
 
 /** Holds the component call's answer until `release` is called, and captures the request. */
@@ -233,6 +243,7 @@ test('a stale drop from a second browser is refused, and the list reloads to the
   try {
     await ready(other.page, `${server.url}/ranking`);
     const mine = page.locator('[data-sortable-list="ranking"]');
+    const top = await boxOf(mine.locator(':scope > .sortable-item').first());
     await startDrag(page, mine.locator(':scope > .sortable-item').nth(2).locator('[data-drag-handle]'));
     // The other browser drops first.
     const theirs = other.page.locator('[data-sortable-list="ranking"]');
@@ -246,7 +257,7 @@ test('a stale drop from a second browser is refused, and the list reloads to the
     expect((await answered).status()).toBe(200);
     const current = [before[3], ...before.filter((_, i) => i !== 3)];
     const refused = page.waitForResponse('**/components/ranking');
-    await finishDrag(page, mine.locator(':scope > .sortable-item').first());
+    await finishDrag(page, top);
 
     // Meanwhile this page had started a drag: the live update waits until the drop, so the drop is stale.
     const answer = await refused;
