@@ -17,6 +17,8 @@ interface Controller {
   /** A drag, a save or a grip held down: re-rendering now would pull the list from under the user. */
   busy: boolean;
   pressed: boolean;
+  /** Re-renders run one after another: two at once would leave the controller on a detached copy. */
+  reloads: Promise<void>;
   refreshWanted: boolean;
   sortables: Sortable[];
 }
@@ -46,6 +48,7 @@ async function enhance(root: HTMLElement): Promise<void> {
     root,
     busy: false,
     pressed: false,
+    reloads: Promise.resolve(),
     refreshWanted: false,
     sortables: [],
   };
@@ -140,11 +143,27 @@ async function settle(controller: Controller, before: string): Promise<void> {
     notify(answer.message, 'error');
     announce(root, `Not saved: ${answer.message}`);
   }
-  await reload(controller, answer.status === 'rejected');
+  await reload(controller, { animate: answer.status === 'rejected', settling: true });
 }
 
 /** Fetches the page and swaps the region in, sliding items from where they were to where they are. */
-async function reload(controller: Controller, animate = false): Promise<void> {
+function reload(
+  controller: Controller,
+  options: { animate?: boolean; settling?: boolean } = {},
+): Promise<void> {
+  controller.reloads = controller.reloads
+    .then(() => reloadNow(controller, options))
+    .catch((error: unknown) => {
+      console.error('Error refreshing the list:', error);
+    });
+  return controller.reloads;
+}
+
+async function reloadNow(
+  controller: Controller,
+  options: { animate?: boolean; settling?: boolean } = {},
+): Promise<void> {
+  const { animate = false, settling = false } = options;
   const old = controller.root;
   const response = await fetch(location.href, {
     headers: { 'X-Requested-With': 'XMLHttpRequest' },
@@ -152,6 +171,11 @@ async function reload(controller: Controller, animate = false): Promise<void> {
   }).catch(() => undefined);
   const html = response?.ok ? await response.text() : undefined;
   const fresh = html ? new DOMParser().parseFromString(html, 'text/html').getElementById(old.id) : undefined;
+  if (!settling && (controller.busy || controller.pressed)) {
+    // The user took hold of the list while this was loading: apply it after the drop instead.
+    controller.refreshWanted = true;
+    return;
+  }
   for (const s of controller.sortables) s.destroy();
   controller.sortables = [];
   controller.busy = false;
