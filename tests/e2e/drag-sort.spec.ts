@@ -186,8 +186,16 @@ test('segments: drags within and between segments and of a segment send the grou
     }));
   const send = async (act: () => Promise<void>) => {
     const request = page.waitForRequest('**/components/segments');
+    const response = page.waitForResponse('**/components/segments');
     await act();
     const body = (await request).postDataJSON() as { method: string; payload: unknown };
+    const { position } = (await (await response).json()) as { position: number };
+    // Our own change comes back as a live update too: let that re-render land before the next drag.
+    await page.waitForFunction(
+      (p) => Number(document.documentElement.dataset.livePosition ?? 0) >= p,
+      position,
+    );
+    await page.waitForLoadState('networkidle');
     await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
     return body;
   };
