@@ -143,6 +143,10 @@ if (parts.includes('drops')) {
         if (w.__want && first?.dataset.id === w.__want && !w.__seenAt) w.__seenAt = Date.now();
       }).observe(document.body, { childList: true, subtree: true });
     });
+    a.on('response', (r) => {
+      if (r.url().includes('/components/')) process.stderr.write(`drop answered ${r.status()}\n`);
+    });
+    b.on('console', (m) => process.stderr.write(`second browser: ${m.text()}\n`));
     const samples: number[] = [];
     for (let i = 0; i < drops; i++) {
       const list = a.locator('[data-sortable-list="ranking"] > .sortable-item');
