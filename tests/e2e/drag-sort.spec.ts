@@ -40,6 +40,8 @@ async function ready(page: Page, url: string) {
 
 /** A real mouse drag in two halves: press on the grip and start moving; then release over the target. */
 async function startDrag(page: Page, handle: Locator) {
+  // A live re-render may be swapping the list in right now: wait for the handle to have a box again.
+  await expect.poll(async () => (await handle.boundingBox()) !== null).toBe(true);
   const from = await handle.boundingBox();
   if (!from) throw new Error('nothing to drag');
   await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
@@ -49,7 +51,7 @@ async function startDrag(page: Page, handle: Locator) {
 
 /** Measured before the drag starts: once it has, the board's layout is the drag's, not the page's. */
 async function boxOf(target: Locator) {
-  await target.scrollIntoViewIfNeeded();
+  await expect.poll(async () => (await target.boundingBox()) !== null).toBe(true);
   const box = await target.boundingBox();
   if (!box) throw new Error(`nowhere to drop: ${String(target)}`);
   return box;
