@@ -1,5 +1,6 @@
 import { competitorEventDefinitions } from './competitor/events.ts';
 import { operationsEventDefinitions } from './operations/events.ts';
+import { orderingEventDefinitions } from './ordering/events.ts';
 import { EventRegistry } from './registry.ts';
 import { segmentEventDefinitions } from './segment/events.ts';
 import { userEventDefinitions } from './user/events.ts';
@@ -10,4 +11,5 @@ export const eventRegistry = new EventRegistry([
   ...segmentEventDefinitions,
   ...userEventDefinitions,
   ...operationsEventDefinitions,
+  ...orderingEventDefinitions,
 ]);

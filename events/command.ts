@@ -6,6 +6,7 @@ import {
   UpdateCompetitorNote,
 } from './competitor/commands.ts';
 import { actorSchema } from './envelope.ts';
+import { ReorderRanking, ReorganizeSegments } from './ordering/commands.ts';
 import { AddSegment } from './segment/commands.ts';
 import { AddUser, ChangeUserRole, DisableUser, EnableUser } from './user/commands.ts';
 
@@ -19,6 +20,8 @@ export const commandSchema = z.discriminatedUnion('type', [
   ChangeUserRole,
   DisableUser,
   EnableUser,
+  ReorderRanking,
+  ReorganizeSegments,
 ]);
 export type Command = z.infer<typeof commandSchema>;
 export type CommandType = Command['type'];

@@ -5,6 +5,9 @@ export const competitorStream = (competitorId: string): string => `competitor-${
 export const competitorNameStream = (name: string): string =>
   `competitor-name-${name.trim().toLocaleLowerCase('en-US')}`;
 
+/** Drag-sorting: every reorder of the ranking and the board; its version is what a drop `expect`s. */
+export const orderingStream = (): string => 'ordering';
+
 export const segmentsStream = (): string => 'segments';
 
 /** All user management lives in one stream: few writes, and email uniqueness is decided in one place. */

@@ -1,11 +1,12 @@
 import type { CommandEnvelope, Outcome } from '#events/command.ts';
 import type { EventMetadata } from '#events/envelope.ts';
 import type { EventStore } from '#events/store/event-store.ts';
-import { competitorStream, segmentsStream, usersStream } from '#events/streams.ts';
+import { competitorStream, orderingStream, segmentsStream, usersStream } from '#events/streams.ts';
 import { competitorDecider } from './competitor/competitor.ts';
 import { addCompetitor, deleteCompetitor, updateCompetitor } from './competitor/handlers.ts';
 import { assertNever } from './decider.ts';
 import { handleCommand, type WriteModel } from './handle-command.ts';
+import { handleReorder } from './ordering/reorder.ts';
 import type { StateCache } from './state-cache.ts';
 import { segmentsDecider } from './segment/segments.ts';
 import { usersDecider } from './user/users.ts';
@@ -55,6 +56,9 @@ export function createCommandHandler(
       case 'DisableUser':
       case 'EnableUser':
         return handleCommand(store, usersStream(), usersDecider, command, metadata, cached);
+      case 'ReorderRanking':
+      case 'ReorganizeSegments':
+        return handleReorder(store, command, metadata);
       default:
         return assertNever(command);
     }
@@ -77,6 +81,9 @@ export function commandKey(envelope: CommandEnvelope): string {
     case 'DisableUser':
     case 'EnableUser':
       return usersStream();
+    case 'ReorderRanking':
+    case 'ReorganizeSegments':
+      return orderingStream();
     default:
       return assertNever(command);
   }

@@ -18,6 +18,8 @@ import { auditRoutes } from './pages/audit/audit.routes.server.tsx';
 import { historyRoutes } from './pages/history/history.routes.server.tsx';
 import { overviewRoutes } from './pages/overview.routes.server.tsx';
 import { opsRoutes } from './pages/ops/ops.routes.server.tsx';
+import { LARGE_BODY_LIMIT, largeBodyComponents } from './component-protocol/registry.server.ts';
+import { orderingRoutes } from './pages/ordering/ordering.routes.server.tsx';
 import { competitorFormRoutes } from './pages/competitors/competitor-form.routes.server.tsx';
 import { competitorListRoutes } from './pages/competitors/competitor-list.routes.server.tsx';
 import { loginRoutes } from './pages/login/login.routes.server.tsx';
@@ -34,6 +36,7 @@ export const appRoutes: readonly RouteDef[] = [
   ...auditRoutes,
   ...overviewRoutes,
   ...opsRoutes,
+  ...orderingRoutes,
   ...componentRoutes,
   ...liveRoutes,
 ];
@@ -75,25 +78,29 @@ export function createApp(deps: AppDeps, metrics: Metrics): Koa {
   });
   app.use(errorMiddleware(deps.log));
   app.use(deps.assets.middleware);
-  app.use(
-    koaBody({
-      multipart: false,
-      urlencoded: true,
-      json: true,
-      text: false,
-      formLimit: '64kb',
-      jsonLimit: '64kb',
-      jsonStrict: true,
-      queryString: { depth: 1, parameterLimit: 50, arrayLimit: 20 },
-      onError: (error) => {
-        throw new ValidationError(
-          /too large/i.test(error.message)
-            ? 'The request is too large.'
-            : 'The request body could not be read.',
-        );
-      },
-    }),
-  );
+  const bodyOptions = {
+    multipart: false,
+    urlencoded: true,
+    json: true,
+    text: false,
+    formLimit: '64kb',
+    jsonLimit: '64kb',
+    jsonStrict: true,
+    queryString: { depth: 1, parameterLimit: 50, arrayLimit: 20 },
+    onError: (error: Error) => {
+      throw new ValidationError(
+        /too large/i.test(error.message)
+          ? 'The request is too large.'
+          : 'The request body could not be read.',
+      );
+    },
+  };
+  const parseBody = koaBody(bodyOptions);
+  // Drag-sorting sends whole lists: only those component calls may be larger (their schemas cap them).
+  const parseLargeBody = koaBody({ ...bodyOptions, jsonLimit: LARGE_BODY_LIMIT });
+  app.use(async (ctx, next) => {
+    await (largeBodyComponents.has(ctx.path) ? parseLargeBody : parseBody)(ctx, next);
+  });
   app.use(async (ctx, next) => {
     if (nestedDeeperThan(ctx.request.body, MAX_JSON_DEPTH))
       throw new ValidationError('The request body is nested too deeply.');

@@ -1,5 +1,6 @@
 import type { CompetitorEvent, CompetitorNameEvent } from '#events/competitor/events.ts';
 import type { Recorded } from '#events/envelope.ts';
+import type { OrderingEvent } from '#events/ordering/events.ts';
 import type { SegmentEvent } from '#events/segment/events.ts';
 import type { UserEvent } from '#events/user/events.ts';
 import type { z } from 'zod';
@@ -14,6 +15,7 @@ export type AuditedEvent = Recorded<
   | CompetitorEvent
   | CompetitorNameEvent
   | SegmentEvent
+  | OrderingEvent
   | UserEvent
   | { type: 'ProjectionRebuilt'; data: z.infer<typeof ProjectionRebuilt.schema> }
   | { type: 'DemoDataSeeded'; data: z.infer<typeof DemoDataSeeded.schema> }
@@ -105,6 +107,24 @@ export function auditLine(event: AuditedEvent, known: (id: string) => Subject | 
         competitorId: null,
         competitorName: null,
         summary: `Added the segment ${show(event.data.name)}`,
+      };
+    case 'CompetitorRankChanged':
+      return {
+        competitorId: event.data.competitorId,
+        competitorName: event.data.name,
+        summary: `Moved ${event.data.name} in the ranking from #${event.data.from} to #${event.data.to}`,
+      };
+    case 'CompetitorMovedToSegment':
+      return {
+        competitorId: event.data.competitorId,
+        competitorName: event.data.name,
+        summary: `Moved ${event.data.name} from the segment ${event.data.fromSegmentId} to ${event.data.toSegmentId}`,
+      };
+    case 'SegmentsReordered':
+      return {
+        competitorId: null,
+        competitorName: null,
+        summary: `Reordered the segments: ${event.data.moves.map((m) => `${m.segmentId} from ${m.from} to ${m.to}`).join(', ')}`,
       };
     case 'UserAdded':
       return {

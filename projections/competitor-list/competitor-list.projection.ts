@@ -1,58 +1,90 @@
 import { competitorEventTypes, isCompetitorEvent } from '#events/competitor/events.ts';
 import type { Recorded, RecordedEvent } from '#events/envelope.ts';
+import { orderingEventTypes, type OrderingEvent } from '#events/ordering/events.ts';
 import type { SegmentEvent } from '#events/segment/events.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import { defineProjection, type TableNames } from '../projection.ts';
 import { evolveCompetitorRow, type CompetitorRow } from './competitor-row.ts';
+import { applyOrdering } from './competitor-list.ordering.ts';
 import { loadRows, removeRanks, upsertRows } from './competitor-list.writer.ts';
 
-type Tables = 'competitor_list' | 'competitor_list_segments';
+type Tables = 'competitor_list' | 'competitor_list_segments' | 'competitor_list_order';
 
 /**
  * The competitor table and battlecards. A batch is folded in memory (pure `evolveCompetitorRow`) over
  * the rows it touches, then written with one upsert and one rank compaction, so seeding a million
- * competitors costs a few statements per batch rather than one per event.
+ * competitors costs a few statements per batch rather than one per event. Reorders (drag-sorting) are
+ * applied in log order between runs of other changes.
  */
 export const competitorListProjection = defineProjection({
   name: 'competitor-list',
   version: 1,
-  tables: ['competitor_list', 'competitor_list_segments'],
-  handles: [...competitorEventTypes, 'SegmentAdded'],
+  tables: ['competitor_list', 'competitor_list_segments', 'competitor_list_order'],
+  handles: [...competitorEventTypes, 'SegmentAdded', ...orderingEventTypes],
 
   async apply(db, events, tables, memo) {
     const segments = await applySegments(db, events, tables);
-    const competitorEvents = events.filter(isCompetitorEvent);
-    if (competitorEvents.length === 0) return;
-
-    const ids = [...new Set(competitorEvents.map((e) => e.data.competitorId))];
-    const rows = new Map<string, CompetitorRow | null | undefined>(await loadRows(db, tables, ids));
-    const existing = new Set(rows.keys());
-    let maxRank: number | undefined;
-    const removedRanks: number[] = [];
-    const context = {
-      segmentName: (id: string) => segments.get(id) ?? id,
-      nextRank: () => {
-        maxRank ??= 0;
-        return ++maxRank;
-      },
-    };
-    // Rebuilding, the shadow table has no rank index yet: keep the highest rank between batches.
-    maxRank = (memo?.get('maxRank') as number | undefined) ?? (await currentMaxRank(db, tables));
-    for (const event of competitorEvents) {
-      const id = event.data.competitorId;
-      const before = rows.get(id);
-      const after = evolveCompetitorRow(before, event, context);
-      if (after === null && before) removedRanks.push(before.rank);
-      rows.set(id, after);
+    for (const run of runsOf(events)) {
+      if (run.ordering)
+        await applyOrdering(
+          db,
+          run.events as Recorded<OrderingEvent>[],
+          tables,
+          (id) => segments.get(id) ?? id,
+        );
+      else await applyCompetitorEvents(db, run.events, tables, segments, memo);
     }
-    const changed = [...rows.values()].filter((r): r is CompetitorRow => !!r);
-    const deleted = [...rows.entries()].filter(([id, r]) => r === null && existing.has(id)).map(([id]) => id);
-    await upsertRows(db, tables, changed);
-    await removeRanks(db, tables, deleted, removedRanks);
-    // Ranks are 1..n without gaps: each removed rank closed one.
-    memo?.set('maxRank', maxRank - removedRanks.length);
   },
 });
+
+const orderingTypes = new Set<string>(orderingEventTypes);
+
+/** Consecutive events split into runs of reorders and runs of everything else. */
+function runsOf(events: readonly RecordedEvent[]): { ordering: boolean; events: RecordedEvent[] }[] {
+  const runs: { ordering: boolean; events: RecordedEvent[] }[] = [];
+  for (const event of events) {
+    const ordering = orderingTypes.has(event.type);
+    const last = runs.at(-1);
+    if (last?.ordering === ordering) last.events.push(event);
+    else runs.push({ ordering, events: [event] });
+  }
+  return runs;
+}
+
+async function applyCompetitorEvents(
+  db: Queryable,
+  events: readonly RecordedEvent[],
+  tables: TableNames<Tables>,
+  segments: Map<string, string>,
+  memo: Map<string, unknown> | undefined,
+): Promise<void> {
+  const competitorEvents = events.filter(isCompetitorEvent);
+  if (competitorEvents.length === 0) return;
+
+  const ids = [...new Set(competitorEvents.map((e) => e.data.competitorId))];
+  const rows = new Map<string, CompetitorRow | null | undefined>(await loadRows(db, tables, ids));
+  const existing = new Set(rows.keys());
+  const removedRanks: number[] = [];
+  // Rebuilding, the shadow table has no rank index yet: keep the highest rank between batches.
+  let maxRank = (memo?.get('maxRank') as number | undefined) ?? (await currentMaxRank(db, tables));
+  const context = {
+    segmentName: (id: string) => segments.get(id) ?? id,
+    nextRank: () => ++maxRank,
+  };
+  for (const event of competitorEvents) {
+    const id = event.data.competitorId;
+    const before = rows.get(id);
+    const after = evolveCompetitorRow(before, event, context);
+    if (after === null && before) removedRanks.push(before.rank);
+    rows.set(id, after);
+  }
+  const changed = [...rows.values()].filter((r): r is CompetitorRow => !!r);
+  const deleted = [...rows.entries()].filter(([id, r]) => r === null && existing.has(id)).map(([id]) => id);
+  await upsertRows(db, tables, changed);
+  await removeRanks(db, tables, deleted, removedRanks);
+  // Ranks are 1..n without gaps: each removed rank closed one.
+  memo?.set('maxRank', maxRank - removedRanks.length);
+}
 
 async function currentMaxRank(db: Queryable, tables: TableNames<Tables>): Promise<number> {
   const { rows } = await db.query<{ max: number | null }>(

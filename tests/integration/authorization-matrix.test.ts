@@ -174,6 +174,8 @@ describe.each(databaseBackends)('authorization matrix (%s)', (backend) => {
       'POST /users/:id/role': [400],
       'POST /users/:id/disable': [302, '/users'],
       'POST /users/:id/enable': [302, '/users'],
+      'POST /ranking/move': [400],
+      'POST /segments/move': [400],
     };
     // Pages answer 200; a POST not listed here gets the general checks above only.
     const [status, redirect] = expected[key(def)] ?? (def.method === 'GET' ? [200] : [undefined]);

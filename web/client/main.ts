@@ -7,6 +7,7 @@ import { islands } from './islands.ts';
 import { installNotesDialog } from './notes-dialog.ts';
 import { installPrint } from './print.ts';
 import { connectRealtime } from './realtime.ts';
+import { installSortableLists } from './sortable-lists.ts';
 
 /** Hydrates every server-rendered island with the props it was rendered with. */
 async function hydrateIslands(): Promise<void> {
@@ -29,5 +30,6 @@ installActionConfirmation();
 installAutoRefresh();
 installPrint();
 installNotesDialog();
+installSortableLists();
 void connectRealtime();
 void hydrateIslands().then(() => document.documentElement.setAttribute('data-ready', 'true'));

@@ -1,4 +1,5 @@
 import { tableController } from './data-table.ts';
+import { refreshSortables } from './sortable-lists.ts';
 
 /**
  * Shows a change without a page reload: data tables refresh their region (keeping search, sort, page
@@ -17,7 +18,10 @@ export async function refreshRegions(): Promise<void> {
           if (fresh) card.replaceWith(document.importNode(fresh, true));
         })
     : undefined;
-  const pending = [...tables, refreshCard].filter((p): p is Promise<void> => p !== undefined);
+  // Drag-sorted lists re-render themselves, after any drop in progress.
+  const pending = [...tables, refreshCard, refreshSortables()].filter(
+    (p): p is Promise<void> => p !== undefined,
+  );
   await Promise.all(
     pending.map((p) => p.catch((error: unknown) => console.error('Error refreshing:', error))),
   );

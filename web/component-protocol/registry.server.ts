@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Command } from '#events/command.ts';
 import { noteColumns, noteValue } from '#events/competitor/fields.ts';
 import type { ProjectionName } from '#projections/all-projections.ts';
+import { boardList, rankingList } from '#events/ordering/commands.ts';
 import type { Action } from '../auth/permissions.ts';
 
 /** What the client may send besides the payload: the version its view was based on. */
@@ -57,7 +58,47 @@ export const componentRegistry: Record<string, ComponentDefinition> = {
     },
     methods: {},
   },
+  /** Seed §7.6, flat: `/ranking` calls `reorder` with [{order, value}] after a drop. */
+  ranking: {
+    events: {},
+    methods: {
+      reorder: call({
+        action: 'ranking.reorder',
+        schema: rankingList,
+        command: (items, context) => ({
+          type: 'ReorderRanking',
+          payload: { items, expectedVersion: context.expect?.version },
+        }),
+        projections: ['competitor-list', 'segment-board'],
+      }),
+    },
+  },
+  /** Seed §7.6, grouped: `/segments` calls `reorganize` with [{order, value, items: [{order, value}]}]. */
+  segments: {
+    events: {},
+    methods: {
+      reorganize: call({
+        action: 'segments.reorder',
+        schema: boardList,
+        command: (groups, context) => ({
+          type: 'ReorganizeSegments',
+          payload: { groups, expectedVersion: context.expect?.version },
+        }),
+        projections: ['competitor-list', 'segment-board'],
+      }),
+    },
+  },
 };
+
+/**
+ * Components whose calls carry a whole list (a 10,000-item ranking is about 560 kB of JSON): only
+ * these get the larger body limit; their schemas cap the number of items.
+ */
+export const largeBodyComponents: ReadonlySet<string> = new Set([
+  '/components/ranking',
+  '/components/segments',
+]);
+export const LARGE_BODY_LIMIT = '1536kb';
 
 /** The protocol envelope: an event or a method call, its payload, and what the client's view expected. */
 export const componentRequestSchema = z

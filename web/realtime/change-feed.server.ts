@@ -1,14 +1,17 @@
 import { isCompetitorEvent } from '#events/competitor/events.ts';
 import type { RecordedEvent } from '#events/envelope.ts';
-import { auditLine } from '#projections/audit-log/audit-summary.ts';
+import { orderingEventTypes } from '#events/ordering/events.ts';
+import { auditLine, type AuditedEvent } from '#projections/audit-log/audit-summary.ts';
 import type { ProjectionRunner } from '#projections/runner.ts';
 import type { ChangeMessage } from './change-message.ts';
 import { COMPETITORS_ROOM, type Realtime } from './realtime.server.ts';
 
 const SHOWN = 20;
+/** Reorders change what the ranking, board and table show too. */
+const orderingTypes = new Set<string>(orderingEventTypes);
 
 export function changeMessage(events: readonly RecordedEvent[]): ChangeMessage | undefined {
-  const relevant = events.filter(isCompetitorEvent);
+  const relevant = events.filter((e) => isCompetitorEvent(e) || orderingTypes.has(e.type)) as AuditedEvent[];
   if (relevant.length === 0) return undefined;
   const changes = relevant.slice(-SHOWN).map((event) => {
     const line = auditLine(event, () => undefined);

@@ -1,39 +1,90 @@
-import type { BoardColumn } from '#projections/segment-board/segment-board.queries.ts';
+import type { SortableCompetitor } from '#projections/competitor-list/ordering.queries.ts';
+import type { Segment } from '#projections/segment-board/segment-board.queries.ts';
+import { CsrfField } from '../../components/form-field.tsx';
 import { ThreatBadge } from '../competitors/competitor-table.tsx';
 import { Layout } from '../layout.tsx';
+import { DragHandle, MoveButtons, SortStatus } from '../ordering/sortable-parts.tsx';
 import type { PageContext } from '../page-context.ts';
 
-/** The segment board, read-only: segments as groups, competitors as items in rank order. */
-export function SegmentsPage({ page, board }: { page: PageContext; board: BoardColumn[] }) {
+export interface BoardView {
+  segments: (Segment & { competitors: SortableCompetitor[]; count: number })[];
+  version: number;
+  /** The signed-in user may reorder, and every competitor is on the page. */
+  sortable: boolean;
+}
+
+/**
+ * The segment board (seed §7.6, grouped variant): segments as groups, competitors as items in rank
+ * order. Editors move competitors within and between segments and move the segments themselves; each
+ * drop calls the `segments` component's `reorganize` method with every group and its items.
+ */
+export function SegmentsPage({ page, view }: { page: PageContext; view: BoardView }) {
+  const { segments, version, sortable } = view;
   return (
     <Layout page={page} title="Segments">
       <h1>Segments</h1>
-      <div className="segment-board">
-        {board.map((column) => (
-          <section
-            key={column.id}
-            className="note-card"
-            aria-labelledby={`segment-${column.id}`}
-            data-segment={column.id}
-          >
-            <h2 id={`segment-${column.id}`}>
-              {column.name} <span className="field__hint">{column.count.toLocaleString('en-US')}</span>
-            </h2>
-            <ol className="board-list">
-              {column.competitors.map((c) => (
-                <li key={c.id}>
-                  <a href={`/competitors/${c.id}`}>{c.name}</a>{' '}
-                  <ThreatBadge threat={c.threat as 'low' | 'medium' | 'high'} />
-                </li>
-              ))}
-            </ol>
-            {column.count > column.competitors.length && (
-              <p className="field__hint">
-                and {(column.count - column.competitors.length).toLocaleString('en-US')} more
-              </p>
-            )}
-          </section>
-        ))}
+      {sortable && (
+        <p id="board-help" className="field__hint">
+          Drag a competitor or a segment by its grip, or focus a grip and press ↑ or ↓ (Home: to the top); ←
+          and → move a competitor to the previous or next segment. The board is saved when you drop.
+        </p>
+      )}
+      <div
+        id="segments-region"
+        data-sortable="grouped"
+        data-component="segments"
+        data-method="reorganize"
+        data-version={version}
+        data-can-sort={sortable ? 'true' : undefined}
+      >
+        <SortStatus />
+        <form method="post" action="/segments/move">
+          <CsrfField token={page.csrfToken} />
+          <input type="hidden" name="expect" value={version} />
+          <div className="segment-board" data-sortable-groups>
+            {segments.map((column) => (
+              <section
+                key={column.id}
+                className="note-card sortable-group"
+                aria-labelledby={`segment-${column.id}`}
+                data-segment={column.id}
+                data-id={column.id}
+                data-name={column.name}
+              >
+                <h2 id={`segment-${column.id}`}>
+                  {sortable && (
+                    <DragHandle
+                      kind="group"
+                      label={`Move the segment ${column.name}`}
+                      describedBy="board-help"
+                    />
+                  )}
+                  {column.name}{' '}
+                  <span className="field__hint" data-count>
+                    {column.count.toLocaleString('en-US')}
+                  </span>
+                  {sortable && (
+                    <MoveButtons name="segment" value={column.id} label={`the segment ${column.name}`} />
+                  )}
+                </h2>
+                <ol className="board-list sortable-list" data-sortable-list={column.id}>
+                  {column.competitors.map((c) => (
+                    <li key={c.id} className="sortable-item" data-id={c.id} data-name={c.name}>
+                      {sortable && <DragHandle label={`Move ${c.name}`} describedBy="board-help" />}
+                      <a href={`/competitors/${c.id}`}>{c.name}</a> <ThreatBadge threat={c.threat} />
+                      {sortable && <MoveButtons name="move" value={c.id} label={c.name} />}
+                    </li>
+                  ))}
+                </ol>
+                {column.count > column.competitors.length && (
+                  <p className="field__hint">
+                    and {(column.count - column.competitors.length).toLocaleString('en-US')} more
+                  </p>
+                )}
+              </section>
+            ))}
+          </div>
+        </form>
       </div>
     </Layout>
   );

@@ -1,0 +1,314 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { test as base, expect, type Browser, type Locator, type Page, type Request } from '@playwright/test';
+import { startServer, type RunningServer } from './support/server.ts';
+import { signIn } from './support/sign-in.ts';
+
+/**
+ * Drag-sorting in Chromium (issue 12, seed §7.6): real mouse drags on /ranking and /segments send
+ * exactly the seed's shapes, the dropped order stays while saving and survives a reload, keyboard
+ * moves, a stale drop from a second browser is refused and reloaded, and a viewer cannot reorder.
+ * One server of its own (demo data), so reordering never disturbs the other specs' ranks.
+ */
+
+const test = base.extend<object, { server: RunningServer }>({
+  server: [
+    // eslint-disable-next-line no-empty-pattern
+    async ({}, provide) => {
+      const server = await startServer();
+      try {
+        await provide(server);
+      } finally {
+        await server.stop();
+      }
+    },
+    { scope: 'worker', timeout: 90_000 },
+  ],
+});
+test.describe.configure({ mode: 'serial' });
+
+const ids = (list: Locator) =>
+  list
+    .locator(':scope > .sortable-item')
+    .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id ?? ''));
+
+async function ready(page: Page, url: string) {
+  await page.goto(url);
+  await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
+  await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
+}
+
+/** A real mouse drag in two halves: press on the grip and start moving; then release over the target. */
+async function startDrag(page: Page, handle: Locator) {
+  // A live re-render may be swapping the list in right now: wait for the handle to have a box again.
+  await expect.poll(async () => (await handle.boundingBox()) !== null).toBe(true);
+  const from = await handle.boundingBox();
+  if (!from) throw new Error('nothing to drag');
+  await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(from.x + from.width / 2 + 5, from.y + from.height / 2 + 5, { steps: 3 });
+}
+
+/** Measured before the drag starts: once it has, the board's layout is the drag's, not the page's. */
+async function boxOf(target: Locator) {
+  await expect.poll(async () => (await target.boundingBox()) !== null).toBe(true);
+  const box = await target.boundingBox();
+  if (!box) throw new Error(`nowhere to drop: ${String(target)}`);
+  return box;
+}
+
+async function finishDrag(
+  page: Page,
+  to: { x: number; y: number; width: number; height: number },
+  where: 'above' | 'below' = 'above',
+) {
+  const x = to.x + Math.min(to.width / 2, 30);
+  const y = where === 'above' ? to.y + 3 : to.y + to.height - 3;
+  await page.mouse.move(x, y, { steps: 15 });
+  await page.mouse.move(x, y + (where === 'above' ? -1 : 1), { steps: 2 });
+  await page.mouse.up();
+}
+
+async function drag(page: Page, handle: Locator, target: Locator, where: 'above' | 'below' = 'above') {
+  const to = await boxOf(target);
+  await startDrag(page, handle);
+  await finishDrag(page, to, where);
+}
+
+/** Holds the component call's answer until `release` is called, and captures the request. */
+async function holdAnswers(page: Page, component: string) {
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const requests: Request[] = [];
+  await page.route(`**/components/${component}`, async (route) => {
+    requests.push(route.request());
+    await gate;
+    await route.continue();
+  });
+  return { requests, release: () => release() };
+}
+
+async function newUser(page: Page, server: RunningServer, role: 'viewer' | 'editor') {
+  const email = `${role}-${randomBytes(4).toString('hex')}@rivals.test`;
+  const password = `${role}-password-0123`;
+  await page.goto(`${server.url}/users/new`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Name').fill(`Drag ${role}`);
+  await page.getByLabel('Role').selectOption(role);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Add user' }).click();
+  await expect(page).toHaveURL(`${server.url}/users`);
+  return { email, password };
+}
+
+async function signedIn(browser: Browser, server: RunningServer, user: { email: string; password: string }) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await signIn(page, server.url, user.email, user.password);
+  return { page, close: () => context.close() };
+}
+
+test('ranking: a mouse drag sends [{order, value}], stays put while saving, and survives a reload', async ({
+  page,
+  server,
+}) => {
+  await signIn(page, server.url);
+  await ready(page, `${server.url}/ranking`);
+  const list = page.locator('[data-sortable-list="ranking"]');
+  const before = await ids(list);
+  expect(before.length).toBeGreaterThanOrEqual(4);
+  const expected = [before[2], before[0], before[1], ...before.slice(3)];
+
+  const held = await holdAnswers(page, 'ranking');
+  const third = list.locator(':scope > .sortable-item').nth(2);
+  await drag(page, third.locator('[data-drag-handle]'), list.locator(':scope > .sortable-item').first());
+  await expect.poll(() => held.requests.length).toBe(1);
+  await sleep(50);
+  // No snap-back: 50 ms after the drop, the answer still held back, the item is where it was dropped.
+  expect(await ids(list)).toEqual(expected);
+  const body = held.requests[0]?.postDataJSON() as { method: string; payload: unknown; expect: unknown };
+  expect(body.method).toBe('reorder');
+  expect(body.payload).toEqual(expected.map((value, i) => ({ order: i + 1, value })));
+  expect(Object.keys((body.payload as object[])[0] ?? {})).toEqual(['order', 'value']);
+  expect(typeof (body.expect as { version: unknown }).version).toBe('number');
+
+  const answered = page.waitForResponse(`**/components/ranking`);
+  held.release();
+  expect((await answered).status()).toBe(200);
+  await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
+  await page.unroute('**/components/ranking');
+  await ready(page, `${server.url}/ranking`);
+  expect(await ids(page.locator('[data-sortable-list="ranking"]'))).toEqual(expected);
+  await expect(page.locator('[data-sortable-list="ranking"] [data-rank]').first()).toHaveText('1');
+});
+
+test('ranking: the keyboard moves an item, sends the same shape and announces it', async ({
+  page,
+  server,
+}) => {
+  await signIn(page, server.url);
+  await ready(page, `${server.url}/ranking`);
+  const list = page.locator('[data-sortable-list="ranking"]');
+  const before = await ids(list);
+  const second = list.locator(':scope > .sortable-item').nth(1);
+  const name = (await second.getAttribute('data-name')) ?? '';
+  const request = page.waitForRequest('**/components/ranking');
+  await second.locator('[data-drag-handle]').focus();
+  await page.keyboard.press('ArrowUp');
+  const body = (await request).postDataJSON() as { payload: unknown };
+  const expected = [before[1], before[0], ...before.slice(2)];
+  expect(body.payload).toEqual(expected.map((value, i) => ({ order: i + 1, value })));
+  await expect(page.locator('[data-sort-status]')).toHaveText(
+    `${name} moved to position 1 of ${before.length}.`,
+  );
+  await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
+  await ready(page, `${server.url}/ranking`);
+  expect(await ids(page.locator('[data-sortable-list="ranking"]'))).toEqual(expected);
+});
+
+test('segments: drags within and between segments and of a segment send the grouped shape', async ({
+  page,
+  server,
+}) => {
+  await signIn(page, server.url);
+  await ready(page, `${server.url}/segments`);
+  const groups = page.locator('[data-sortable-groups] > .sortable-group');
+  const board = () =>
+    page.locator('[data-sortable-groups] > .sortable-group').evaluateAll((els) =>
+      els.map((g) => ({
+        value: (g as HTMLElement).dataset.id ?? '',
+        items: [...g.querySelectorAll<HTMLElement>('.sortable-item')].map((li) => li.dataset.id ?? ''),
+      })),
+    );
+  const shape = (b: { value: string; items: string[] }[]) =>
+    b.map((g, i) => ({
+      order: i + 1,
+      value: g.value,
+      items: g.items.map((value, j) => ({ order: j + 1, value })),
+    }));
+  const send = async (act: () => Promise<void>) => {
+    const request = page.waitForRequest('**/components/segments');
+    const response = page.waitForResponse('**/components/segments');
+    await act();
+    const body = (await request).postDataJSON() as { method: string; payload: unknown };
+    const { position } = (await (await response).json()) as { position: number };
+    // Our own change comes back as a live update too: let that re-render land before the next drag.
+    await page.waitForFunction(
+      (p) => Number(document.documentElement.dataset.livePosition ?? 0) >= p,
+      position,
+    );
+    await page.waitForLoadState('networkidle');
+    await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
+    return body;
+  };
+
+  // Within a segment: the second item of the first non-trivial segment to the top.
+  const start = await board();
+  const g = start.findIndex((x) => x.items.length >= 2);
+  expect(g).toBeGreaterThanOrEqual(0);
+  const column = groups.nth(g).locator('.sortable-item');
+  let body = await send(() => drag(page, column.nth(1).locator('[data-drag-handle]'), column.first()));
+  const within = start.map((x, i) =>
+    i === g ? { ...x, items: [x.items[1] as string, x.items[0] as string, ...x.items.slice(2)] } : x,
+  );
+  expect(body.method).toBe('reorganize');
+  expect(body.payload).toEqual(shape(within));
+  expect(await board()).toEqual(within);
+
+  // Between segments: that item to the top of the next segment.
+  const into = (g + 1) % within.length;
+  const moving = within[g]?.items[0] as string;
+  body = await send(() =>
+    drag(
+      page,
+      page.locator(`.sortable-item[data-id="${moving}"] [data-drag-handle]`),
+      groups.nth(into).locator('.sortable-item').first(),
+    ),
+  );
+  const between = within.map((x, i) =>
+    i === g ? { ...x, items: x.items.slice(1) } : i === into ? { ...x, items: [moving, ...x.items] } : x,
+  );
+  expect(body.payload).toEqual(shape(between));
+  expect(await board()).toEqual(between);
+
+  // A segment: the last one to the front.
+  const last = groups.nth(between.length - 1);
+  body = await send(() => drag(page, last.locator('[data-drag-handle="group"]'), groups.first()));
+  const segmentMoved = [between.at(-1), ...between.slice(0, -1)] as typeof between;
+  expect(body.payload).toEqual(shape(segmentMoved));
+
+  await ready(page, `${server.url}/segments`);
+  expect(await board()).toEqual(segmentMoved);
+});
+
+test('a stale drop from a second browser is refused, and the list reloads to the current order', async ({
+  page,
+  browser,
+  server,
+}) => {
+  await signIn(page, server.url);
+  const editor = await newUser(page, server, 'editor');
+  await ready(page, `${server.url}/ranking`);
+  const other = await signedIn(browser, server, editor);
+  try {
+    await ready(other.page, `${server.url}/ranking`);
+    const mine = page.locator('[data-sortable-list="ranking"]');
+    const top = await boxOf(mine.locator(':scope > .sortable-item').first());
+    await startDrag(page, mine.locator(':scope > .sortable-item').nth(2).locator('[data-drag-handle]'));
+    // The other browser drops first.
+    const theirs = other.page.locator('[data-sortable-list="ranking"]');
+    const before = await ids(theirs);
+    const answered = other.page.waitForResponse('**/components/ranking');
+    await drag(
+      other.page,
+      theirs.locator(':scope > .sortable-item').nth(3).locator('[data-drag-handle]'),
+      theirs.locator(':scope > .sortable-item').first(),
+    );
+    expect((await answered).status()).toBe(200);
+    const current = [before[3], ...before.filter((_, i) => i !== 3)];
+    const refused = page.waitForResponse('**/components/ranking');
+    await finishDrag(page, top);
+
+    // Meanwhile this page had started a drag: the live update waits until the drop, so the drop is stale.
+    const answer = await refused;
+    expect(answer.status()).toBe(409);
+    expect(((await answer.json()) as { message: string }).message).toMatch(
+      /^Drag editor moved .+ from #4 to #1 after you loaded this list/,
+    );
+    await expect(page.locator('[data-notices]')).toContainText('Drag editor moved');
+    await expect.poll(() => ids(mine)).toEqual(current);
+    await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
+  } finally {
+    await other.close();
+  }
+});
+
+test('a viewer sees no handles, and a forged reorder is refused', async ({ page, browser, server }) => {
+  await signIn(page, server.url);
+  const viewer = await signedIn(browser, server, await newUser(page, server, 'viewer'));
+  try {
+    for (const path of ['/ranking', '/segments']) {
+      await viewer.page.goto(`${server.url}${path}`);
+      await expect(viewer.page.locator('html')).toHaveAttribute('data-ready', 'true');
+      await expect(viewer.page.locator('.sortable-item').first()).toBeVisible();
+      await expect(viewer.page.locator('[data-drag-handle]')).toHaveCount(0);
+      await expect(viewer.page.locator('.move-buttons')).toHaveCount(0);
+    }
+    await viewer.page.goto(`${server.url}/ranking`);
+    const list = await ids(viewer.page.locator('[data-sortable-list="ranking"]'));
+    const token = (await viewer.page.locator('meta[name="csrf-token"]').getAttribute('content')) ?? '';
+    const forged = await viewer.page.request.post(`${server.url}/components/ranking`, {
+      headers: { 'X-Requested-With': 'XMLHttpRequest', 'X-CSRF-Token': token },
+      data: {
+        method: 'reorder',
+        payload: [...list].reverse().map((value, i) => ({ order: i + 1, value })),
+        expect: { version: 0 },
+      },
+    });
+    expect(forged.status()).toBe(403);
+    await viewer.page.reload();
+    expect(await ids(viewer.page.locator('[data-sortable-list="ranking"]'))).toEqual(list);
+  } finally {
+    await viewer.close();
+  }
+});

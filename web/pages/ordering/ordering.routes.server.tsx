@@ -1,0 +1,186 @@
+import type { RouterContext } from '@koa/router';
+import { z } from 'zod';
+import type { Command } from '#events/command.ts';
+import { MAX_ORDERED_ITEMS } from '#events/ordering/commands.ts';
+import { ValidationError } from '#infra/errors.ts';
+import {
+  competitorsByRank,
+  orderingVersion,
+  type SortableCompetitor,
+} from '#projections/competitor-list/ordering.queries.ts';
+import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
+import type { AppDeps } from '../../app-deps.server.ts';
+import { addFlash } from '../../auth/flash.server.ts';
+import { can } from '../../auth/permissions.ts';
+import { runCommand } from '../../commands.server.ts';
+import { pageContext, renderHtml } from '../../render.server.tsx';
+import { route, type RouteDef } from '../../routing.server.ts';
+import type { SessionUser } from '../page-context.ts';
+import { RankingPage } from '../ranking/ranking.page.tsx';
+import { SegmentsPage, type BoardView } from '../segments/segments.page.tsx';
+
+/** A ranking too long to drag is shown as its top, read-only. */
+const READ_ONLY_TOP = 100;
+const READ_ONLY_PER_SEGMENT = 50;
+/** Read models a reorder must show before the call answers. */
+export const orderingProjections = ['competitor-list', 'segment-board'] as const;
+
+const role = (ctx: RouterContext) => (ctx.state.user as SessionUser).role;
+
+async function loadRanking(deps: AppDeps) {
+  const [rows, version] = await Promise.all([
+    competitorsByRank(deps.db.pool, MAX_ORDERED_ITEMS + 1),
+    orderingVersion(deps.db.pool),
+  ]);
+  const complete = rows.length <= MAX_ORDERED_ITEMS;
+  return { rows, version, complete };
+}
+
+async function loadBoard(deps: AppDeps, canSort: boolean): Promise<BoardView> {
+  const [segments, ranking] = await Promise.all([listSegments(deps.db.pool), loadRanking(deps)]);
+  const bySegment = new Map<string, SortableCompetitor[]>(segments.map((s) => [s.id, []]));
+  for (const c of ranking.rows) bySegment.get(c.segmentId)?.push(c);
+  return {
+    segments: segments.map((s) => {
+      const all = bySegment.get(s.id) ?? [];
+      return {
+        ...s,
+        count: all.length,
+        competitors: ranking.complete ? all : all.slice(0, READ_ONLY_PER_SEGMENT),
+      };
+    }),
+    version: ranking.version,
+    sortable: canSort && ranking.complete,
+  };
+}
+
+/** `<id>:up` or `<id>:down`, from a move button. */
+const moveValue = z
+  .string()
+  .regex(/^[a-z0-9-]{1,64}:(up|down)$/, 'Unknown move.')
+  .transform((v) => {
+    const [id, direction] = v.split(':') as [string, 'up' | 'down'];
+    return { id, direction };
+  });
+const moveForm = z.object({
+  move: moveValue.optional(),
+  segment: moveValue.optional(),
+  expect: z.coerce.number().int().nonnegative(),
+});
+
+/** Swaps `id` with its neighbour; false if there is none that way. */
+function swap(list: string[], id: string, direction: 'up' | 'down'): boolean {
+  const at = list.indexOf(id);
+  const other = direction === 'up' ? at - 1 : at + 1;
+  if (at < 0 || other < 0 || other >= list.length) return false;
+  [list[at], list[other]] = [list[other] as string, list[at] as string];
+  return true;
+}
+
+const items = (ids: readonly string[]) => ids.map((value, i) => ({ order: i + 1, value }));
+
+/** Sends the move-button form's reorder like a drop would, and lands on the same page. */
+async function submitMove(
+  ctx: RouterContext,
+  deps: AppDeps,
+  back: string,
+  command: Command | undefined,
+  what: string,
+) {
+  if (!command) {
+    addFlash(ctx, { kind: 'info', text: `${what} cannot move further that way.` });
+    return ctx.redirect(back);
+  }
+  const { outcome } = await runCommand(ctx, deps, command, orderingProjections);
+  addFlash(
+    ctx,
+    outcome?.status === 'rejected'
+      ? { kind: 'error', text: outcome.message }
+      : { kind: 'success', text: `Moved ${what}.` },
+  );
+  ctx.redirect(back);
+}
+
+export const orderingRoutes: RouteDef[] = [
+  route('GET', '/ranking', 'ranking.view', async (ctx, deps) => {
+    const { rows, version, complete } = await loadRanking(deps);
+    const { rows: total } = await deps.db.pool.query<{ n: number }>(
+      'SELECT coalesce(max(rank), 0)::int AS n FROM competitor_list',
+    );
+    renderHtml(
+      ctx,
+      <RankingPage
+        page={pageContext(ctx)}
+        view={{
+          rows: complete ? rows : rows.slice(0, READ_ONLY_TOP),
+          total: total[0]?.n ?? rows.length,
+          version,
+          sortable: complete && can(role(ctx), 'ranking.reorder'),
+        }}
+      />,
+    );
+  }),
+
+  route('GET', '/segments', 'segments.view', async (ctx, deps) => {
+    const view = await loadBoard(deps, can(role(ctx), 'segments.reorder'));
+    renderHtml(ctx, <SegmentsPage page={pageContext(ctx)} view={view} />);
+  }),
+
+  route('POST', '/ranking/move', 'ranking.reorder', async (ctx, deps) => {
+    const form = moveForm.safeParse(ctx.request.body);
+    if (!form.success || !form.data.move)
+      throw new ValidationError('Choose a competitor to move up or down.');
+    const { id, direction } = form.data.move;
+    const { rows, complete } = await loadRanking(deps);
+    if (!complete) throw new ValidationError('This ranking is too long to reorder here; use the table.');
+    const list = rows.map((r) => r.id);
+    const name = rows.find((r) => r.id === id)?.name ?? 'This competitor';
+    const moved = swap(list, id, direction);
+    await submitMove(
+      ctx,
+      deps,
+      '/ranking',
+      moved
+        ? { type: 'ReorderRanking', payload: { items: items(list), expectedVersion: form.data.expect } }
+        : undefined,
+      name,
+    );
+  }),
+
+  route('POST', '/segments/move', 'segments.reorder', async (ctx, deps) => {
+    const form = moveForm.safeParse(ctx.request.body);
+    const target = form.success ? (form.data.move ?? form.data.segment) : undefined;
+    if (!form.success || !target) throw new ValidationError('Choose a competitor or segment to move.');
+    const board = await loadBoard(deps, true);
+    if (!board.sortable) throw new ValidationError('This board is too large to reorder here; use the table.');
+    const segmentIds = board.segments.map((s) => s.id);
+    const members = new Map(board.segments.map((s) => [s.id, s.competitors.map((c) => c.id)]));
+    let moved = false;
+    let what = 'This competitor';
+    if (form.data.segment) {
+      moved = swap(segmentIds, target.id, target.direction);
+      what = `the segment ${board.segments.find((s) => s.id === target.id)?.name ?? target.id}`;
+    } else {
+      for (const segment of board.segments) {
+        const list = members.get(segment.id) ?? [];
+        if (!list.includes(target.id)) continue;
+        what = segment.competitors.find((c) => c.id === target.id)?.name ?? what;
+        moved = swap(list, target.id, target.direction);
+      }
+    }
+    const groups = segmentIds.map((id, i) => ({
+      order: i + 1,
+      value: id,
+      items: items(members.get(id) ?? []),
+    }));
+    await submitMove(
+      ctx,
+      deps,
+      '/segments',
+      moved
+        ? { type: 'ReorganizeSegments', payload: { groups, expectedVersion: form.data.expect } }
+        : undefined,
+      what,
+    );
+  }),
+];

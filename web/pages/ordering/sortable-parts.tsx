@@ -1,0 +1,45 @@
+/**
+ * Pieces the drag-sorted lists share (`/ranking`, `/segments`). Editors get a grip handle per item (a
+ * button: drag it, or focus it and use the arrow keys) and, for browsers without JavaScript, move-up /
+ * move-down buttons that submit the surrounding form. Viewers get the same list without either.
+ */
+
+export function DragHandle({
+  label,
+  describedBy,
+  kind = 'item',
+}: {
+  label: string;
+  describedBy: string;
+  kind?: 'item' | 'group';
+}) {
+  return (
+    <button
+      type="button"
+      className={kind === 'group' ? 'drag-handle drag-handle--group' : 'drag-handle'}
+      aria-label={label}
+      aria-describedby={describedBy}
+      data-drag-handle={kind}
+    >
+      <span aria-hidden="true">⠿</span>
+    </button>
+  );
+}
+
+/** Submit buttons of the no-JavaScript form; hidden once the page's script takes over. */
+export function MoveButtons({ name, value, label }: { name: string; value: string; label: string }) {
+  return (
+    <span className="move-buttons">
+      <button type="submit" name={name} value={`${value}:up`} aria-label={`Move ${label} up`}>
+        ↑
+      </button>
+      <button type="submit" name={name} value={`${value}:down`} aria-label={`Move ${label} down`}>
+        ↓
+      </button>
+    </span>
+  );
+}
+
+export function SortStatus() {
+  return <p className="sr-only" role="status" aria-live="polite" data-sort-status />;
+}
