@@ -100,6 +100,11 @@ describe('operator commands', () => {
     const real = await cli(dir, ['replay']);
     expect(real.code).toBe(0);
     expect(real.stdout).toMatch(/Rebuilt audit-log from \d+ events; 0 differing rows\./);
+    expect(real.stdout).toMatch(/projection\s+events\s+rows\s+seconds/);
+    expect(real.stdout).toMatch(/competitor-list\s+[\d,]+\s+[\d,]+\s+[\d.]+/);
+    const verified = await cli(dir, ['events:verify']);
+    expect(verified.code).toBe(0);
+    expect(verified.stdout).toMatch(/^The log is consistent: checked \d+ events in \d+ streams/);
     const tail = await cli(dir, ['events:tail', '--limit', '6']);
     expect(tail.stdout.match(/ProjectionRebuilt/g)?.length).toBeGreaterThanOrEqual(5);
   });
