@@ -64,13 +64,12 @@ async function secondaryIndexes(db: Queryable, table: string): Promise<{ name: s
 }
 
 /**
- * Builds every secondary index of the live tables on the shadow tables, once, then analyzes them, in
- * the caller's transaction. Sorting memory is raised for these statements only (trigram indexes build
- * several times faster when their entries fit).
+ * Builds every secondary index of the live tables on the shadow tables, once, then analyzes them.
+ * Call it outside a transaction: each index is its own short statement, so no transaction stays open
+ * across all of them (commit-safe readers everywhere wait for the oldest running transaction).
  */
 export async function indexShadow(db: Queryable, projection: Projection): Promise<void> {
   const shadow = shadowTables(projection);
-  await db.query(`SET LOCAL maintenance_work_mem = '256MB'`);
   for (const table of projection.tables) {
     for (const index of await secondaryIndexes(db, table)) await db.query(index.sql);
     await db.query(`ANALYZE ${shadow[table]}`);

@@ -100,8 +100,16 @@ describe('operator commands', () => {
     const real = await cli(dir, ['replay']);
     expect(real.code).toBe(0);
     expect(real.stdout).toMatch(/Rebuilt audit-log from \d+ events; 0 differing rows\./);
+    expect(real.stdout).toMatch(/projection\s+events\s+rows\s+seconds/);
+    expect(real.stdout).toMatch(/competitor-list\s+[\d,]+\s+[\d,]+\s+[\d.]+/);
     const tail = await cli(dir, ['events:tail', '--limit', '6']);
     expect(tail.stdout.match(/ProjectionRebuilt/g)?.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('events:verify finds the log consistent', async () => {
+    const verified = await cli(dir, ['events:verify']);
+    expect(verified.code).toBe(0);
+    expect(verified.stdout).toMatch(/^The log is consistent: checked \d+ events in \d+ streams/);
   });
 
   it('events:export writes the whole log as NDJSON in commit order', async () => {

@@ -63,7 +63,7 @@ export function register(program: Command): void {
     .option('--dry-run', 'build and compare with the live tables, change nothing')
     .option('--restart', 'start over instead of resuming an interrupted rebuild')
     .option('--json', 'print the summary as JSON (no progress bars)')
-    .option('--batch-size <n>', 'events read per batch', wholeNumber(1, 100_000), 5_000)
+    .option('--batch-size <n>', 'events read per batch', wholeNumber(1, 100_000), 2_000)
     .action(async (options: ReplayOptions) => {
       const chosen = choose(options.projection);
       await withDatabase('replay', async (db, store) => {
