@@ -7,7 +7,7 @@ import { startNginx, startPostgres, startRedis, type Service } from './support/s
 import { percentile } from '../bench/support/stats.ts';
 
 /**
- * The cluster under faults (docs/decisions/0008-durable-acceptance.md): 2 web instances behind nginx and
+ * The cluster under faults (docs/decisions/0012-durable-acceptance.md): 2 web instances behind nginx and
  * 2 workers on a private Postgres and Redis; 20 clients, each with its own session, send update-note calls
  * and add-competitor forms with idempotency keys (resending lost answers, as the browser does) while 20
  * live sockets listen. In turn: SIGKILL a worker, SIGKILL a web instance, restart Redis without
