@@ -1,5 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * `npm test` (tests/run-all.ts) passes a seed: files and tests then run in a shuffled order, so every test
+ * must pass alone and in any order. Set here, per project, because `--sequence.*` on the command line
+ * replaces each project's `sequence`, group order included.
+ */
+const seed = Number(process.env.RIVALS_TEST_SEED) || undefined;
+const order = (groupOrder: number) => ({ groupOrder, ...(seed ? { shuffle: true, seed } : {}) });
+
 export default defineConfig({
   test: {
     reporters: ['default', './tests/support/count-reporter.ts'],
@@ -9,6 +17,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['tests/unit/**/*.test.{ts,tsx}'],
+          sequence: order(0),
         },
       },
       {
@@ -21,7 +30,7 @@ export default defineConfig({
           hookTimeout: 60_000,
           // Two cores: integration files share Postgres and Redis; two at a time keeps them honest and fast.
           maxWorkers: 2,
-          sequence: { groupOrder: 1 },
+          sequence: order(1),
         },
       },
       {
@@ -34,7 +43,7 @@ export default defineConfig({
           // Each file starts a whole app per backend; on a loaded two-core machine that alone can take a minute.
           hookTimeout: 180_000,
           maxWorkers: 2,
-          sequence: { groupOrder: 1 },
+          sequence: order(1),
         },
       },
       {
@@ -46,7 +55,7 @@ export default defineConfig({
           hookTimeout: 60_000,
           // Fault tests start and kill real worker processes: one file at a time, after the other projects.
           maxWorkers: 1,
-          sequence: { groupOrder: 2 },
+          sequence: order(2),
         },
       },
       {
@@ -58,7 +67,7 @@ export default defineConfig({
           hookTimeout: 240_000,
           // Its own Postgres, Redis, nginx and four app processes: alone, after everything else.
           maxWorkers: 1,
-          sequence: { groupOrder: 3 },
+          sequence: order(3),
         },
       },
     ],
