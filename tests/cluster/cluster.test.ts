@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { chromium, type Page } from '@playwright/test';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Instance } from './support/instances.ts';
@@ -149,6 +150,51 @@ describe('cluster under faults', () => {
       }, 180_000);
     }
   }
+
+  it('two browsers through nginx: an edit in one appears in the other, whose search box keeps its focus and text', async () => {
+    const base = `http://127.0.0.1:${nginx.port}`;
+    const browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking'],
+    });
+    try {
+      const [alice, bob] = [await browser.newPage(), await browser.newPage()];
+      const signIn = async (page: Page) => {
+        await page.goto(`${base}/login`);
+        await page.getByLabel('Email').fill(ADMIN_EMAIL);
+        await page.getByLabel('Password').fill(ADMIN_PASSWORD);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.waitForURL(`${base}/competitors`);
+      };
+      await signIn(alice);
+      await signIn(bob);
+      const { rows } = await db.query<{ name: string }>(
+        'SELECT name FROM competitor_list ORDER BY rank LIMIT 1',
+      );
+      const name = rows[0]!.name;
+      const list = `${base}/competitors?search=${encodeURIComponent(name)}&sort=&page=1&perPage=15`;
+      await bob.goto(list);
+      await bob.locator('html[data-live="connected"]').waitFor();
+      // Bob is in the search box, his text in it: both must survive the live refresh.
+      const search = bob.getByRole('searchbox');
+      await search.click();
+      const text = `Through nginx ${Date.now()}`;
+      await alice.goto(list);
+      await alice.getByRole('button', { name: new RegExp(`^Pricing note .*for ${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).click();
+      const dialog = alice.getByRole('dialog');
+      await dialog.getByRole('textbox').fill(text);
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+      await bob
+        .getByRole('button', { name: `Pricing note for ${name}` })
+        .and(bob.locator(`[data-value="${text}"]`))
+        .waitFor({ timeout: 15_000 });
+      expect(await search.evaluate((el) => el === document.activeElement)).toBe(true);
+      expect(await search.inputValue()).toBe(name);
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
 
   it('live latency: a socket on the instance that took the call vs one on the other instance', async () => {
     const direct = await Promise.all(
