@@ -180,7 +180,11 @@ describe('cluster under faults', () => {
       await search.click();
       const text = `Through nginx ${Date.now()}`;
       await alice.goto(list);
-      await alice.getByRole('button', { name: new RegExp(`^Pricing note .*for ${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).click();
+      await alice
+        .getByRole('button', {
+          name: new RegExp(`^Pricing note .*for ${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+        })
+        .click();
       const dialog = alice.getByRole('dialog');
       await dialog.getByRole('textbox').fill(text);
       await dialog.getByRole('button', { name: 'Save' }).click();
