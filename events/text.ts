@@ -5,21 +5,24 @@ import { z } from 'zod';
  * strings from here, so a control character is refused the same way everywhere — with a message that
  * names the field — instead of being accepted and then refused by Postgres (which cannot store NUL).
  *
- * Refused: C0 controls (U+0000–U+001F), DEL and C1 controls (U+007F–U+009F); multi-line text (notes)
- * keeps line breaks and tabs.
+ * Refused: C0 controls (U+0000–U+001F), DEL and C1 controls (U+007F–U+009F), and lone surrogates
+ * (half of a character, which Postgres's jsonb refuses); multi-line text (notes) keeps line breaks and tabs.
  */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const SINGLE_LINE_CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const MULTI_LINE_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
+/** Half of a surrogate pair without its other half: not a character at all, and Postgres refuses it. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 export const hasControlCharacters = (value: string, options: { multiline?: boolean } = {}): boolean =>
-  (options.multiline ? MULTI_LINE_CONTROL : SINGLE_LINE_CONTROL).test(value);
+  (options.multiline ? MULTI_LINE_CONTROL : SINGLE_LINE_CONTROL).test(value) || LONE_SURROGATE.test(value);
 
 export const controlCharacterMessage = (label: string, options: { multiline?: boolean } = {}): string =>
   options.multiline
-    ? `${label} cannot contain control characters (such as NUL); line breaks and tabs are fine.`
-    : `${label} cannot contain control characters (such as NUL, tabs or line breaks).`;
+    ? `${label} cannot contain control characters (such as NUL) or broken characters; line breaks and tabs are fine.`
+    : `${label} cannot contain control characters (such as NUL, tabs or line breaks) or broken characters.`;
 
 /**
  * A string field named `label`: refuses control characters first (its message wins), then the caller

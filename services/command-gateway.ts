@@ -5,6 +5,7 @@ import type { Command, CommandEnvelope, Outcome } from '#events/command.ts';
 import type { Actor } from '#events/envelope.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
 import type { EventStore } from '#events/store/event-store.ts';
+import { isConnectionError } from '#infra/db/database.ts';
 import { ServiceUnavailableError } from '#infra/errors.ts';
 import type { Logger } from '#infra/logger.ts';
 
@@ -88,6 +89,8 @@ export class CommandGateway {
     try {
       return await this.deps.inbox.admit(envelope);
     } catch (error) {
+      // Only an unreachable database is "try again"; anything else is a bug to see as one.
+      if (!isConnectionError(error)) throw error;
       this.deps.log.warn({ err: error, commandId: envelope.commandId }, 'could not admit a command');
       throw new ServiceUnavailableError(
         'Your change could not be accepted because the database is unavailable. Nothing was saved; please try again in a moment.',

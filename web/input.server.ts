@@ -36,6 +36,8 @@ export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
 const routeParameters: Record<string, { pattern: RegExp; notFound: string }> = {
   id: { pattern: uuidPattern, notFound: 'We could not find that page: the address has no valid id.' },
   component: { pattern: /^[a-z0-9-]{1,64}$/, notFound: 'There is no such component.' },
+  // A dead letter's bus entry id: a Redis stream id ("1700000000000-0") or the in-process bus's counter.
+  letterId: { pattern: /^\d{1,20}(-\d{1,20})?$/, notFound: 'There is no such dead letter.' },
 };
 
 export function validateRouteParams(params: Record<string, string | undefined>): void {

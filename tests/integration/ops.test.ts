@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandEnvelope } from '#events/command.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
-import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
+import { startTestApp, TEST_METRICS_TOKEN, type TestApp } from '#tests/support/test-app.ts';
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 15_000;
@@ -97,7 +97,9 @@ describe.each(databaseBackends)('/ops on %s', (backend) => {
   });
 
   it('/metrics exposes projection lag; /readyz turns unready when a projection lags past the limit', async () => {
-    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    const metrics = await (
+      await fetch(`${app.url}/metrics`, { headers: { Authorization: `Bearer ${TEST_METRICS_TOKEN}` } })
+    ).text();
     expect(metrics).toMatch(/rivals_projection_lag_events\{projection="competitor-list"\} \d+/);
     expect(metrics).toMatch(/rivals_projection_lag_seconds\{projection="audit-log"\} [\d.]+/);
     const ready = await fetch(`${app.url}/readyz`);

@@ -17,6 +17,8 @@ import { createTestDatabase, type TestDatabase } from './test-database.ts';
 import { TestClient } from './test-client.ts';
 
 export const TEST_PASSWORD = 'a-long-test-password';
+/** The operators' token for GET /metrics in test apps. */
+export const TEST_METRICS_TOKEN = 'test-metrics-token-0123456789';
 export const testEmails: Record<Role, string> = {
   viewer: 'viewer@rivals.test',
   editor: 'editor@rivals.test',
@@ -41,7 +43,11 @@ export async function startTestApp(
   options: { demoData?: boolean } = {},
 ): Promise<TestApp> {
   const db = await createTestDatabase(backend, { poolSize: 20 });
-  const config = loadConfig({ LOG_LEVEL: 'silent', SESSION_SECRET: 'x'.repeat(40) });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    SESSION_SECRET: 'x'.repeat(40),
+    METRICS_TOKEN: TEST_METRICS_TOKEN,
+  });
   const runtime = await startRuntime(config, silentLog, { purpose: 'test', db });
   await bootstrapContent(runtime.store, runtime.handle, { demoData: options.demoData ?? true });
   const userIds = {} as Record<Role, string>;

@@ -1,22 +1,17 @@
 import { NotRetryableError } from '#events/bus/command-bus.ts';
-import { NotFoundError } from '#infra/errors.ts';
 import { recordOperation } from '#services/operations/record.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { route, type RouteDef } from '../../routing.server.ts';
 import type { SessionUser } from '../page-context.ts';
 
-/** A bus entry id: digits (in-process bus) or Redis's "milliseconds-sequence". */
-const deadLetterId = (ctx: { params: Record<string, string | undefined> }) => {
-  const id = ctx.params.id ?? '';
-  if (!/^\d{1,20}(-\d{1,20})?$/.test(id)) throw new NotFoundError('No such dead letter.');
-  return id;
-};
+/** A bus entry id, already checked at the edge (web/input.server.ts, `letterId`). */
+const deadLetterId = (ctx: { params: Record<string, string | undefined> }) => ctx.params.letterId ?? '';
 
 const actorOf = (user: SessionUser) => ({ id: user.id, name: user.name });
 
 /** Retry / Discard on /ops: each one an event in the log, so it shows in /audit. */
 export const opsRoutes: RouteDef[] = [
-  route('POST', '/ops/dead-letters/:id/retry', 'ops.manage', async (ctx, deps) => {
+  route('POST', '/ops/dead-letters/:letterId/retry', 'ops.manage', async (ctx, deps) => {
     const id = deadLetterId(ctx);
     let letter;
     try {
@@ -50,7 +45,7 @@ export const opsRoutes: RouteDef[] = [
     ctx.redirect('/ops');
   }),
 
-  route('POST', '/ops/dead-letters/:id/discard', 'ops.manage', async (ctx, deps) => {
+  route('POST', '/ops/dead-letters/:letterId/discard', 'ops.manage', async (ctx, deps) => {
     const id = deadLetterId(ctx);
     const letter = await deps.bus.discardDeadLetter(id);
     if (!letter) {
