@@ -164,7 +164,15 @@ http {
       child?.kill('SIGQUIT');
     },
     async destroy() {
-      child?.kill('SIGKILL');
+      // SIGTERM, not SIGKILL: the master takes its worker processes with it (a killed master leaves them).
+      const master = child;
+      if (master && master.exitCode === null) {
+        const exited = new Promise((resolve) => master.once('exit', resolve));
+        master.kill('SIGTERM');
+        const timer = setTimeout(() => master.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(timer);
+      }
       await rm(dir, { recursive: true, force: true });
     },
   };
