@@ -32,27 +32,9 @@ const MAX_BURST = 60;
 const READY_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 90_000;
 const GROUP = 'workers';
-import { freePort } from '../e2e/support/server.ts';
+import { configKeys, freePort } from '../e2e/support/server.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-
-/** Settings the worker reads; anything the test runner's own environment has for them is replaced. */
-const configKeys = [
-  'PORT',
-  'HOST',
-  'DATA_DIR',
-  'DATABASE_URL',
-  'REDIS_URL',
-  'SESSION_SECRET',
-  'LOG_LEVEL',
-  'ROLE',
-  'TRUST_PROXY',
-  'DEMO_DATA',
-  'ADMIN_EMAIL',
-  'ADMIN_PASSWORD',
-  'BUS_CLAIM_IDLE_MS',
-  'REDIS_PREFIX',
-];
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {

@@ -1,27 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../e2e/support/server.ts';
+import { configKeys, freePort } from '../../e2e/support/server.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-
-/** Settings a Rivals process reads; the test runner's own values for them are replaced. */
-const configKeys = [
-  'PORT',
-  'HOST',
-  'DATA_DIR',
-  'DATABASE_URL',
-  'REDIS_URL',
-  'SESSION_SECRET',
-  'LOG_LEVEL',
-  'ROLE',
-  'TRUST_PROXY',
-  'DEMO_DATA',
-  'ADMIN_EMAIL',
-  'ADMIN_PASSWORD',
-  'REDIS_PREFIX',
-  'BUS_CLAIM_IDLE_MS',
-  'INBOX_RESEND_AFTER_MS',
-];
 
 /** One Rivals process (web or worker) that the test can SIGKILL and start again on the same port. */
 export class Instance {

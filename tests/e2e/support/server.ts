@@ -18,7 +18,7 @@ const STOP_GRACE_MS = 10_000;
 const OUTPUT_LIMIT = 64 * 1024;
 
 /** Settings the server reads (infra/config.ts); never inherited from the developer's shell. */
-const configKeys = [
+export const configKeys = [
   'PORT',
   'HOST',
   'DATA_DIR',
@@ -32,6 +32,11 @@ const configKeys = [
   'ADMIN_EMAIL',
   'ADMIN_PASSWORD',
   'REDIS_PREFIX',
+  'BUS_CLAIM_IDLE_MS',
+  'BUS_CONSUMER_IDLE_MS',
+  'INBOX_RESEND_AFTER_MS',
+  'METRICS_TOKEN',
+  'READY_MAX_LAG_EVENTS',
 ];
 
 export interface StartServerOptions {
