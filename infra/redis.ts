@@ -7,6 +7,11 @@ export interface RedisClientOptions {
   /** For a connection that issues blocking reads: its commands may wait up to `blockMs`. */
   blockMs?: number;
   name: string;
+  /**
+   * For a connection that only SUBSCRIBEs: no ready check. The check sends INFO, which a reconnecting
+   * subscriber connection refuses ("Connection in subscriber mode"), and the client then never got ready.
+   */
+  subscriber?: boolean;
 }
 
 /**
@@ -18,7 +23,7 @@ export function createRedisClient(url: string, log: Logger, options: RedisClient
   const settings: RedisOptions = {
     connectionName: `rivals:${options.name}`,
     maxRetriesPerRequest: null,
-    enableReadyCheck: true,
+    enableReadyCheck: !options.subscriber,
     keepAlive: 10_000,
     connectTimeout: 5_000,
     commandTimeout: (options.blockMs ?? 0) + 5_000,

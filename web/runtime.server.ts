@@ -78,7 +78,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       const url = config.REDIS_URL;
       redis = createRedisClient(url, log, { name: 'commands' });
       const blocking = createRedisClient(url, log, { name: 'bus-reader', blockMs: 2_000 });
-      const subscriber = createRedisClient(url, log, { name: 'results' });
+      const subscriber = createRedisClient(url, log, { name: 'results', subscriber: true });
       const redisBus = new RedisCommandBus(redis, blocking, config.REDIS_PREFIX, busOptions);
       await redisBus.ensureGroup();
       const channel = new RedisResultChannel(redis, subscriber, config.REDIS_PREFIX, instanceId);

@@ -55,7 +55,7 @@ export function createSessionSignals(options: {
   }
 
   const channel = `${prefix}session-signals`;
-  const subscriber = redis.duplicate();
+  const subscriber = redis.duplicate({ enableReadyCheck: false });
   subscriber.on('error', (error: Error) => log.warn({ err: error }, 'session signals redis error'));
   subscriber
     .subscribe(channel)

@@ -54,7 +54,7 @@ export function createRealtime(options: {
     // No command timeout here: the adapter's publish has no catch, so a timed-out publish during a Redis
     // outage was an unhandled rejection. Publishes wait through the outage instead (browsers resync anyway).
     const pub = redis.duplicate({ commandTimeout: undefined });
-    const sub = redis.duplicate({ commandTimeout: undefined });
+    const sub = redis.duplicate({ commandTimeout: undefined, enableReadyCheck: false });
     let down = false;
     for (const client of [pub, sub])
       client.on('error', (error: Error) => {
