@@ -1,6 +1,7 @@
 import type { Outcome } from '../command.ts';
 import type { Checkpoint, EventMetadata, NewEvent, RecordedEvent } from '../envelope.ts';
 import type { EventRegistry } from '../registry.ts';
+import { eventColumns, recordedEvent, type EventRow } from './event-row.ts';
 import { pgErrorCode, type Queryable } from '#infra/db/database.ts';
 import { notify, notifyChannels } from '#infra/db/notify-channels.ts';
 
@@ -13,22 +14,6 @@ export interface StreamState {
   version: number;
   events: RecordedEvent[];
 }
-
-interface EventRow {
-  position: number;
-  /** The xid8 as text; named apart from the column so ORDER BY never sorts the text. */
-  xid: string;
-  stream: string;
-  stream_version: number;
-  type: string;
-  schema_version: number;
-  data: unknown;
-  metadata: EventMetadata;
-  recorded_at: Date;
-}
-
-const eventColumns =
-  'position, transaction_id::text AS xid, stream, stream_version, type, schema_version, data, metadata, recorded_at';
 
 /**
  * One statement does the whole append, so it costs one round trip and one commit:
@@ -280,16 +265,6 @@ export class EventStore {
   }
 
   private toRecorded(row: EventRow): RecordedEvent {
-    return {
-      position: row.position,
-      transactionId: row.xid,
-      stream: row.stream,
-      streamVersion: row.stream_version,
-      type: row.type,
-      schemaVersion: row.schema_version,
-      data: this.registry.upcast(row.type, row.schema_version, row.data),
-      metadata: row.metadata,
-      recordedAt: row.recorded_at,
-    };
+    return recordedEvent(row, this.registry);
   }
 }

@@ -1,6 +1,7 @@
 import type { Queryable } from '#infra/db/database.ts';
-import type { EventMetadata, RecordedEvent } from '../envelope.ts';
+import type { RecordedEvent } from '../envelope.ts';
 import type { EventRegistry } from '../registry.ts';
+import { eventColumns, recordedEvent, type EventRow } from './event-row.ts';
 
 /** A bound of an export: an event position, or a time (events recorded at or after / before it). */
 export type LogBound = { position: number } | { time: Date };
@@ -12,18 +13,6 @@ export interface LogFilter {
   types?: readonly string[];
   /** Only this stream. */
   stream?: string;
-}
-
-interface Row {
-  position: number;
-  xid: string;
-  stream: string;
-  stream_version: number;
-  type: string;
-  schema_version: number;
-  data: unknown;
-  metadata: EventMetadata;
-  recorded_at: Date;
 }
 
 const positionOf = (b: LogBound | undefined) => (b && 'position' in b ? b.position : null);
@@ -42,8 +31,8 @@ export async function* exportEvents(
   let after = { transactionId: '0', position: 0 };
   const types = filter.types && filter.types.length > 0 ? [...filter.types] : null;
   for (;;) {
-    const { rows } = await db.query<Row>(
-      `SELECT position, transaction_id::text AS xid, stream, stream_version, type, schema_version, data, metadata, recorded_at
+    const { rows } = await db.query<EventRow>(
+      `SELECT ${eventColumns}
        FROM events
        WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
@@ -67,19 +56,7 @@ export async function* exportEvents(
         batchSize,
       ],
     );
-    for (const row of rows) {
-      yield {
-        position: row.position,
-        transactionId: row.xid,
-        stream: row.stream,
-        streamVersion: row.stream_version,
-        type: row.type,
-        schemaVersion: row.schema_version,
-        data: registry.upcast(row.type, row.schema_version, row.data),
-        metadata: row.metadata,
-        recordedAt: row.recorded_at,
-      };
-    }
+    for (const row of rows) yield recordedEvent(row, registry);
     const last = rows.at(-1);
     if (!last || rows.length < batchSize) return;
     after = { transactionId: last.xid, position: last.position };
