@@ -92,6 +92,21 @@ async function componentCallsSoFar(page: Page, calls: Request[]): Promise<string
   return calls.map((r) => r.url());
 }
 
+/** Every page read (GET of a page or region) the page makes from now on. */
+function pageReads(page: Page): string[] {
+  const reads: string[] = [];
+  page.on('request', (request) => {
+    const { pathname } = new URL(request.url());
+    if (
+      request.method() === 'GET' &&
+      request.resourceType() === 'fetch' &&
+      pathname.startsWith('/competitors')
+    )
+      reads.push(request.url());
+  });
+  return reads;
+}
+
 const isNoteCall = (request: Request) =>
   request.method() === 'POST' && new URL(request.url()).pathname === '/components/competitor-notes';
 
@@ -237,6 +252,7 @@ test.describe('saving a note', () => {
     const id = await addCompetitor(page, server.url, name);
     await gotoReady(page, `${server.url}/competitors?search=${encodeURIComponent(name)}`);
     const calls = componentCalls(page);
+    const refetches = pageReads(page);
 
     const pricing = indicator(page, id, 'pricing');
     await expect(pricing).toHaveAccessibleName(`Pricing note (empty) for ${name}`);
@@ -255,9 +271,11 @@ test.describe('saving a note', () => {
 
     const request = await sent;
     const body = request.postDataJSON() as Record<string, unknown>;
-    expect(Object.keys(body).sort()).toEqual(['event', 'expect', 'payload']);
+    expect(Object.keys(body).sort()).toEqual(['event', 'expect', 'payload', 'view']);
     expect(body.event).toBe('update-note');
     expect(body.expect).toEqual({ version: 0 });
+    // The page it came from: the answer carries its fresh regions (docs/change-path.md).
+    expect(body.view).toBe(`/competitors?search=${encodeURIComponent(name)}`);
     const payload = body.payload as Record<string, unknown>;
     expect(Object.keys(payload).sort()).toEqual(['column', 'competitorId', 'value']);
     expect(payload).toEqual({ competitorId: id, column: 'pricing', value: text });
@@ -283,6 +301,13 @@ test.describe('saving a note', () => {
     await expect(pricing).toHaveAttribute('data-version', '1');
     expect(await sameDocument(page)).toBe(true);
     expect(await componentCallsSoFar(page, calls)).toHaveLength(1);
+    // One request in all: the answer carried the row, and the live echo of this save refreshed nothing
+    // (the page records each live message once it has decided what to do about it).
+    await expect
+      .poll(() => page.evaluate(() => Number(document.documentElement.dataset.livePosition ?? 0)))
+      .toBeGreaterThanOrEqual(answer.position as number);
+    expect(await page.evaluate(() => document.documentElement.dataset.liveRefreshes)).toBeUndefined();
+    expect(refetches).toEqual([]);
 
     // Opening it again is prefilled with the saved text, and carries the new version.
     await pricing.click();
@@ -318,6 +343,7 @@ test.describe('saving a note', () => {
       event: 'update-note',
       payload: { competitorId: id, column: 'strengths', value: text },
       expect: { version: 0 },
+      view: `/competitors/${id}`,
     });
 
     await expect(noteText(page, 'strengths')).toHaveJSProperty('textContent', text);
@@ -433,6 +459,7 @@ test.describe('no lost updates', () => {
         event: 'update-note',
         payload: { competitorId: id, column: 'general', value: 'Second text from B.' },
         expect: { version: 3 },
+        view: `/competitors/${id}`,
       });
       await expect(db.dialog).toBeHidden();
       await expect(b.getByRole('status').filter({ hasText: 'Saved the general note.' })).toBeVisible();

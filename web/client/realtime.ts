@@ -1,6 +1,6 @@
 import type { ChangeMessage } from '../realtime/change-message.ts';
-import { sentByThisTab } from './component-call.ts';
 import { notify } from './notices.ts';
+import { isShownByAnswer } from './own-changes.ts';
 import { refreshRegions } from './refresh-regions.ts';
 
 const REFRESH_DEBOUNCE_MS = 200;
@@ -27,7 +27,10 @@ export async function connectRealtime(): Promise<void> {
     document.documentElement.dataset.livePosition = String(lastPosition);
   };
 
+  let refreshes = 0;
   const refreshSoon = () => {
+    // Counted on the page, so a test can tell "the echo was ignored" from "a refresh is coming".
+    document.documentElement.dataset.liveRefreshes = String(++refreshes);
     clearTimeout(timer);
     timer = setTimeout(() => void refreshRegions(), REFRESH_DEBOUNCE_MS);
   };
@@ -56,10 +59,9 @@ export async function connectRealtime(): Promise<void> {
   });
   socket.on('disconnect', () => (document.documentElement.dataset.live = 'disconnected'));
   socket.on('resync', () => void checkPosition());
-  socket.on('change', (message: ChangeMessage) => {
-    setPosition(message.position);
-    // The echo of this tab's own command: the tab already shows it.
-    const fromElsewhere = message.changes.filter((c) => !sentByThisTab(c.commandId));
+  const onChange = (message: ChangeMessage) => {
+    // The echo of this tab's own command: its answer carried the fresh regions (docs/change-path.md).
+    const fromElsewhere = message.changes.filter((c) => !isShownByAnswer(c.commandId));
     if (fromElsewhere.length === 0 && message.more === 0) return;
     // Other people's changes get a notice; your own from another tab only refresh.
     const others = fromElsewhere.filter((c) => c.actorId !== me);
@@ -70,6 +72,14 @@ export async function connectRealtime(): Promise<void> {
       );
     }
     refreshSoon();
+  };
+  socket.on('change', (message: ChangeMessage) => {
+    // Recorded once the message is handled: a page at this position has decided what to do about it.
+    try {
+      onChange(message);
+    } finally {
+      setPosition(message.position);
+    }
   });
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'visible') void checkPosition();
