@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Browser, Locator, Page, Request } from '@playwright/test';
 import { demoCompetitors } from '../../services/bootstrap/demo-competitors.ts';
 import { expect, test } from './support/fixtures.ts';
+import { addCompetitor, csrfToken, deleteCompetitor, putNote } from './support/competitors.ts';
 import { signIn } from './support/sign-in.ts';
 import { trapXss } from './support/xss-trap.ts';
 
@@ -27,45 +28,6 @@ const northwind = demoCompetitors.find((c) => c.name === 'Northwind Analytics');
 if (!northwind) throw new Error('the demo data has no Northwind Analytics');
 
 const unique = (prefix: string) => `${prefix} ${randomBytes(4).toString('hex')}`;
-const csrfToken = async (page: Page) =>
-  (await page.locator('meta[name="csrf-token"]').getAttribute('content')) ?? '';
-
-/** Adds a competitor through the real form endpoint (as the page's signed-in user); returns its id. */
-async function addCompetitor(page: Page, baseUrl: string, name: string): Promise<string> {
-  const response = await page.request.post(`${baseUrl}/competitors/new`, {
-    form: {
-      _csrf: await csrfToken(page),
-      name,
-      website: '',
-      segmentId: 'smb',
-      threat: 'medium',
-      headquarters: '',
-    },
-    maxRedirects: 0,
-  });
-  expect(response.status()).toBe(302);
-  const id = /\/competitors\/([0-9a-f-]{36})$/.exec(response.headers().location ?? '')?.[1];
-  expect(id, response.headers().location).toBeTruthy();
-  return id ?? '';
-}
-
-/** Sets a note through the component protocol (test setup; the dialog tests go through the UI). */
-async function putNote(page: Page, baseUrl: string, competitorId: string, column: string, value: string) {
-  const response = await page.request.post(`${baseUrl}/components/competitor-notes`, {
-    headers: { 'X-Requested-With': 'XMLHttpRequest', 'X-CSRF-Token': await csrfToken(page) },
-    data: { event: 'update-note', payload: { competitorId, column, value } },
-  });
-  expect(response.status(), await response.text()).toBe(200);
-}
-
-async function deleteCompetitor(page: Page, baseUrl: string, competitorId: string): Promise<void> {
-  const response = await page.request.post(`${baseUrl}/competitors/${competitorId}/delete`, {
-    form: { _csrf: await csrfToken(page) },
-    maxRedirects: 0,
-  });
-  expect(response.status()).toBe(302);
-}
-
 /** Every component call the page makes (the dialog must send none unless the user saves). */
 function componentCalls(page: Page): Request[] {
   const calls: Request[] = [];

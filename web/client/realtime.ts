@@ -1,7 +1,8 @@
 import type { ChangeMessage } from '../realtime/change-message.ts';
 import { notify } from './notices.ts';
 import { isShownByAnswer } from './own-changes.ts';
-import { refreshRegions } from './refresh-regions.ts';
+import type { ListChange } from '../realtime/affects-table.ts';
+import { refreshRegions, wouldRefresh, type RefreshScope } from './refresh-regions.ts';
 
 const REFRESH_DEBOUNCE_MS = 200;
 /** A cheap head check while the tab is visible: catches anything a broadcast gap hid. */
@@ -28,11 +29,19 @@ export async function connectRealtime(): Promise<void> {
   };
 
   let refreshes = 0;
-  const refreshSoon = () => {
-    // Counted on the page, so a test can tell "the echo was ignored" from "a refresh is coming".
+  /** What the refreshes due at the end of the debounce must cover. */
+  let due: ListChange[] | 'all' = [];
+  const refreshSoon = (scope: RefreshScope) => {
+    if (!wouldRefresh(scope)) return;
+    // Counted on the page, so a test can tell "nothing to do" from "a refresh is coming".
     document.documentElement.dataset.liveRefreshes = String(++refreshes);
+    due = scope === 'all' || due === 'all' ? 'all' : [...due, ...scope];
     clearTimeout(timer);
-    timer = setTimeout(() => void refreshRegions(), REFRESH_DEBOUNCE_MS);
+    timer = setTimeout(() => {
+      const scopeNow = due;
+      due = [];
+      void refreshRegions(scopeNow);
+    }, REFRESH_DEBOUNCE_MS);
   };
 
   const checkPosition = async () => {
@@ -44,7 +53,7 @@ export async function connectRealtime(): Promise<void> {
       if (!response.ok) return;
       const { position } = (await response.json()) as { position: number };
       // The first check only learns where the page stands; later ones refetch when behind.
-      if (lastPosition !== undefined && position > lastPosition) refreshSoon();
+      if (lastPosition !== undefined && position > lastPosition) refreshSoon('all');
       setPosition(position);
     } catch {
       // Offline: the next trigger checks again.
@@ -71,7 +80,8 @@ export async function connectRealtime(): Promise<void> {
         'info',
       );
     }
-    refreshSoon();
+    // A message that lists only some of its changes may hide any change: look at everything.
+    refreshSoon(message.more > 0 ? 'all' : fromElsewhere);
   };
   socket.on('change', (message: ChangeMessage) => {
     // Recorded once the message is handled: a page at this position has decided what to do about it.

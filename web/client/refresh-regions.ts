@@ -1,20 +1,52 @@
+import { affectsPage, type ListChange, type ShownPage } from '../realtime/affects-table.ts';
 import type { ComponentAnswer } from './component-call.ts';
-import { tableController } from './data-table.ts';
+import { tableController, type DataTableController } from './data-table.ts';
 import { wantEcho } from './own-changes.ts';
-import { refreshSortables } from './sortable-lists.ts';
+import { hasSortables, refreshSortables } from './sortable-lists.ts';
 
 const xhrHeaders = { 'X-Requested-With': 'XMLHttpRequest' };
 
+/** What to look at again: everything (the page may have missed something), or what these changes touch. */
+export type RefreshScope = 'all' | readonly ListChange[];
+
+/** The competitor table's page as shown: its sort and search, and the rows on it. */
+const shownPage = (root: HTMLElement, table: DataTableController): ShownPage => ({
+  sort: table.current.sort,
+  search: table.current.search,
+  rowIds: new Set([...root.querySelectorAll<HTMLElement>('[data-row-id]')].map((r) => r.dataset.rowId ?? '')),
+});
+
+/** The regions of this page that `scope` can alter (docs/change-path.md, "Other tabs"). */
+export function affectedRegions(scope: RefreshScope): { tables: DataTableController[]; card: boolean } {
+  const tables: DataTableController[] = [];
+  for (const root of document.querySelectorAll<HTMLElement>('[data-table]')) {
+    const table = tableController(root);
+    const mode = root.dataset.liveRefresh;
+    if (!table || mode === 'never') continue;
+    if (scope === 'all' || mode === 'always' || scope.some((c) => affectsPage(c, shownPage(root, table))))
+      tables.push(table);
+  }
+  const cardId = document.querySelector<HTMLElement>('#battlecard')?.dataset.competitorId;
+  const card =
+    cardId !== undefined &&
+    (scope === 'all' || scope.some((c) => c.competitorId === cardId || c.effect.scope === 'list'));
+  return { tables, card };
+}
+
+/** True when a live change means work for this page: a region it alters, or a drag-sorted list. */
+export const wouldRefresh = (scope: RefreshScope): boolean => {
+  const { tables, card } = affectedRegions(scope);
+  return tables.length > 0 || card || hasSortables();
+};
+
 /**
- * Shows a change without a page reload: data tables refresh their region (keeping search, sort, page
- * and scroll), and the battlecard is swapped from a fresh copy of the page.
+ * Shows a change without a page reload: the data tables it can alter refresh their region (keeping
+ * search, sort, page and scroll), and the battlecard is swapped from a fresh copy of the page.
  */
-export async function refreshRegions(): Promise<void> {
-  const tables = [...document.querySelectorAll<HTMLElement>('[data-table]')].map((root) =>
-    tableController(root)?.reload(),
-  );
-  const card = document.querySelector<HTMLElement>('#battlecard');
-  const refreshCard = card
+export async function refreshRegions(scope: RefreshScope = 'all'): Promise<void> {
+  const affected = affectedRegions(scope);
+  const tables = affected.tables.map((table) => table.reload());
+  const refreshCard = affected.card
     ? fetch(location.href, { headers: xhrHeaders, credentials: 'same-origin' })
         .then((r) => (r.ok ? r.text() : Promise.reject(new Error(`${r.status}`))))
         .then((html) => swapCard(new DOMParser().parseFromString(html, 'text/html')))

@@ -93,7 +93,9 @@ export const userRoutes: RouteDef[] = [
       const user = await findUser(deps.db.pool, id);
       if (!user) throw new NotFoundError('No such user.');
       const type = verb === 'disable' ? 'DisableUser' : 'EnableUser';
-      const { outcome } = await dispatchAndWaitVisible(ctx, deps, { type, payload: { userId: id } }, ['user-list']);
+      const { outcome } = await dispatchAndWaitVisible(ctx, deps, { type, payload: { userId: id } }, [
+        'user-list',
+      ]);
       if (verb === 'disable' && outcome?.status === 'accepted')
         await deps.db.pool.query('DELETE FROM sessions WHERE user_id = $1', [id]);
       addFlash(
