@@ -31,7 +31,6 @@ import { chromium, type Browser } from '@playwright/test';
 import pg from 'pg';
 import { eventRegistry } from '#events/all-events.ts';
 import { EventStore } from '#events/store/event-store.ts';
-import { createRedisClient } from '#infra/redis.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
 import { createCommandHandler } from '#services/command-handler.ts';
@@ -58,6 +57,7 @@ import {
   uniqueSuffix,
 } from './support/services.ts';
 import { medianSpread, report, summarize } from './support/stats.ts';
+import { Cleanup, dropRedisPrefix } from './support/cleanup.ts';
 
 const parts = caseKnob('parts', ['saves', 'throughput'] as const);
 const backends = caseKnob('backends', ['embedded', 'postgres'] as const);
@@ -81,29 +81,6 @@ const noteText = 'A note of ordinary length, as people write them in the notes d
 const columns = ['strengths', 'weaknesses', 'pricing', 'general'] as const;
 
 /** Redis keys under a prefix, removed at the end. */
-async function dropRedisPrefix(prefix: string): Promise<void> {
-  const redis = createRedisClient(redisUrl, silentLog, { name: 'bench-cleanup' });
-  try {
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-  } finally {
-    await redis.quit();
-  }
-}
-
-/** Everything a part made, undone in reverse order whatever happened. */
-class Cleanup {
-  private readonly steps: (() => Promise<unknown>)[] = [];
-  add(step: () => Promise<unknown>): void {
-    this.steps.push(step);
-  }
-  async run(): Promise<void> {
-    for (const step of this.steps.reverse()) {
-      await step().catch((error: unknown) => process.stderr.write(`cleanup: ${(error as Error).message}\n`));
-    }
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------
 // (a) Click Save → table cell updated, in Chromium.
 
