@@ -4,7 +4,11 @@ import { isShownByAnswer } from './own-changes.ts';
 import type { ListChange } from '../realtime/affects-table.ts';
 import { refreshRegions, wouldRefresh, type RefreshScope } from './refresh-regions.ts';
 
-const REFRESH_DEBOUNCE_MS = 200;
+/**
+ * Changes heard within this long of the first are shown by one refresh. Not a debounce that restarts on
+ * every change: under a steady stream (a change every 100 ms) that would never refresh at all.
+ */
+const REFRESH_BATCH_MS = 200;
 /** A cheap head check while the tab is visible: catches anything a broadcast gap hid. */
 const HEAD_CHECK_EVERY_MS = 20_000;
 
@@ -29,19 +33,20 @@ export async function connectRealtime(): Promise<void> {
   };
 
   let refreshes = 0;
-  /** What the refreshes due at the end of the debounce must cover. */
+  /** What the refresh at the end of the batch must cover. */
   let due: ListChange[] | 'all' = [];
   const refreshSoon = (scope: RefreshScope) => {
     if (!wouldRefresh(scope)) return;
     // Counted on the page, so a test can tell "nothing to do" from "a refresh is coming".
     document.documentElement.dataset.liveRefreshes = String(++refreshes);
     due = scope === 'all' || due === 'all' ? 'all' : [...due, ...scope];
-    clearTimeout(timer);
+    if (timer !== undefined) return;
     timer = setTimeout(() => {
+      timer = undefined;
       const scopeNow = due;
       due = [];
       void refreshRegions(scopeNow);
-    }, REFRESH_DEBOUNCE_MS);
+    }, REFRESH_BATCH_MS);
   };
 
   const checkPosition = async () => {
