@@ -19,7 +19,7 @@ import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
 import { ProjectionWatcher } from '#projections/watcher.ts';
 import { CommandGateway } from '#services/command-gateway.ts';
-import { createCommandHandler, type CommandHandler } from '#services/command-handler.ts';
+import { createCommandRouter, type CommandRouter } from '#services/command-router.ts';
 import { StateCache } from '#services/state-cache.ts';
 import { startCommandWorker, type Worker } from '#services/command-worker.ts';
 import { startInboxSweeper } from '#services/inbox-sweeper.ts';
@@ -34,7 +34,8 @@ export interface Runtime {
   inbox: CommandInbox;
   bus: CommandBus;
   results: ResultChannel;
-  handle: CommandHandler;
+  /** Decides a command here and now (bootstrap, CLI, tests); requests go through `gateway` and the bus. */
+  route: CommandRouter;
   gateway: CommandGateway;
   runner: ProjectionRunner | undefined;
   watcher: ProjectionWatcher;
@@ -68,7 +69,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
     if (applied.length > 0) log.info({ applied }, 'database migrated');
     const store = new EventStore(db.pool, eventRegistry);
     // One cache of folded aggregate states per process (only the worker decides commands).
-    const handle = createCommandHandler(store, { cache: new StateCache() });
+    const route = createCommandRouter(store, { cache: new StateCache() });
     const busOptions = { claimIdleMs: options.claimIdleMs, consumerIdleMs: config.BUS_CONSUMER_IDLE_MS };
 
     let bus: CommandBus;
@@ -125,14 +126,14 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       worker = startCommandWorker({
         bus,
         results,
-        handle,
+        route,
         log,
         consumer: instanceId,
         inbox,
         onAppended: () => store.notifyAppended(),
         onBus: (ok, error) => readiness.report('command bus', ok ? undefined : error),
         onDatabase: (ok, error) => readiness.report('database (commands)', ok ? undefined : error),
-        onHandled: (delivery, outcome) =>
+        onOutcome: (delivery, outcome) =>
           metrics.commands.inc({ type: delivery.envelope.command.type, status: outcome.status }),
       });
       const startedWorker = worker;
@@ -149,7 +150,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       inbox,
       bus,
       results,
-      handle,
+      route,
       gateway,
       runner,
       watcher,

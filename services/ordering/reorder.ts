@@ -9,7 +9,8 @@ import {
 import type { OrderingCommand } from '#events/ordering/commands.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import { orderingStream } from '#events/streams.ts';
-import { isRejection, reject } from '../decider.ts';
+import { appendDecision, backOff } from '../decide-and-append.ts';
+import { reject } from '../decider.ts';
 import { decideOrdering } from './ordering.ts';
 import {
   foldOrdering,
@@ -65,7 +66,7 @@ async function advance(store: EventStore): Promise<OrderingState> {
  * the version it decided on: of two drops on the same version, exactly one is stored; the other is
  * decided again on the new order, where its `expect` is stale, and refused.
  */
-export async function handleReorder(
+export async function decideAndAppendReorder(
   store: EventStore,
   command: OrderingCommand,
   metadata: EventMetadata,
@@ -76,19 +77,10 @@ export async function handleReorder(
       decision: decideOrdering(command, state),
       version: state.version,
     }));
-    if (isRejection(decision)) return store.recordOutcome(metadata.commandId, stream, decision);
-    if (decision.events.length === 0) {
-      return store.recordOutcome(metadata.commandId, stream, {
-        status: 'accepted',
-        positions: [],
-        transactionId: '0',
-        streamVersion: version,
-      });
-    }
-    const result = await store.append(stream, decision.events, version, metadata.commandId, metadata);
-    if (result.kind !== 'conflict') return result.outcome;
+    const outcome = await appendDecision(store, stream, decision, version, metadata);
+    if (outcome) return outcome;
     // The fold had not seen a reorder that committed meanwhile (or is still settling): read again.
-    await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 ** Math.min(attempt, 6)));
+    await backOff(attempt);
   }
   return reject('conflict', 'The order is being changed by many people at once. Please try again.');
 }

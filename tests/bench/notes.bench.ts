@@ -34,7 +34,7 @@ import { EventStore } from '#events/store/event-store.ts';
 import { createRedisClient } from '#infra/redis.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
-import { createCommandHandler } from '#services/command-handler.ts';
+import { createCommandRouter } from '#services/command-router.ts';
 import { createAccount } from '#services/user/accounts.ts';
 import { envelope } from '#tests/support/runtime-pieces.ts';
 import { TestClient } from '#tests/support/test-client.ts';
@@ -431,10 +431,10 @@ async function throughput(): Promise<void> {
     process.stdout.write(`seeding ${competitorCount} competitors and ${clients} editors\n`);
     const ids = await seedCompetitors(db, competitorCount);
     const store = new EventStore(db.pool, eventRegistry);
-    const handle = createCommandHandler(store);
+    const route = createCommandRouter(store);
     const emails = Array.from({ length: clients }, (_, i) => `bench-editor-${i + 1}@rivals.test`);
     for (const [i, email] of emails.entries()) {
-      const { outcome } = await createAccount(db.pool, (command) => handle(envelope(command)), {
+      const { outcome } = await createAccount(db.pool, (command) => route(envelope(command)), {
         email,
         displayName: `Bench Editor ${i + 1}`,
         role: 'editor',

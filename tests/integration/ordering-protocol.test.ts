@@ -76,7 +76,7 @@ describe.each(databaseBackends)('drag-sorting on %s', (backend) => {
     viewer = await app.client('viewer');
     for (const name of NAMES) {
       const command = addCompetitorCommand(name, { segmentId: name < 'D' ? 'enterprise' : 'smb' });
-      expect((await app.runtime.handle(envelope(command))).status).toBe('accepted');
+      expect((await app.runtime.route(envelope(command))).status).toBe('accepted');
       ids.push(command.payload.competitorId);
     }
     await app.runtime.store.notifyAppended();

@@ -4,7 +4,7 @@ import type { Database } from '#infra/db/database.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
-import { createCommandHandler } from '#services/command-handler.ts';
+import { createCommandRouter } from '#services/command-router.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { silentLog } from './services.ts';
 
@@ -21,8 +21,8 @@ const note = (i: number, topic: string) =>
  */
 export async function seedCompetitors(db: Database, count: number): Promise<string[]> {
   const store = new EventStore(db.pool, eventRegistry);
-  const handle = createCommandHandler(store);
-  await bootstrapContent(store, handle, { demoData: false });
+  const route = createCommandRouter(store);
+  await bootstrapContent(store, route, { demoData: false });
   const ids: string[] = [];
   for (let i = 1; i <= count; i++) {
     const add = addCompetitorCommand(`Bench Rival ${String(i).padStart(3, '0')}`, {
@@ -44,7 +44,7 @@ export async function seedCompetitors(db: Database, count: number): Promise<stri
       },
     ] as const;
     for (const command of commands) {
-      const outcome = await handle(envelope(command));
+      const outcome = await route(envelope(command));
       if (outcome.status !== 'accepted') throw new Error(`seeding ${command.type}: ${outcome.message}`);
     }
     ids.push(competitorId);
