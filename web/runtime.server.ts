@@ -6,7 +6,7 @@ import { MemoryCommandBus } from '#events/bus/memory-command-bus.ts';
 import { RedisCommandBus } from '#events/bus/redis-command-bus.ts';
 import { MemoryResultChannel, RedisResultChannel, type ResultChannel } from '#events/bus/result-channel.ts';
 import { CommandInbox } from '#events/store/command-inbox.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import type { Config } from '#infra/config.ts';
 import type { Database } from '#infra/db/database.ts';
 import { migrate } from '#infra/db/migrate.ts';
@@ -67,7 +67,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
   try {
     const applied = await migrate(db.pool);
     if (applied.length > 0) log.info({ applied }, 'database migrated');
-    const store = new EventStore(db.pool, eventRegistry);
+    const store = createEventStore(db.pool, eventRegistry);
     // One cache of folded aggregate states per process (only the worker decides commands).
     const route = createCommandRouter(store, { cache: new StateCache() });
     const busOptions = { claimIdleMs: options.claimIdleMs, consumerIdleMs: config.BUS_CONSUMER_IDLE_MS };

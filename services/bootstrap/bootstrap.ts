@@ -3,7 +3,7 @@ import type { Command } from '#events/command.ts';
 import { noteColumns } from '#events/competitor/fields.ts';
 import { systemActor } from '#events/envelope.ts';
 import { defaultSegments } from '#events/segment/commands.ts';
-import type { EventStore } from '#events/store/event-store.ts';
+import type { EventLogReader } from '#events/store/event-log-reader.ts';
 import type { CommandRouter } from '../command-router.ts';
 import { demoCompetitors } from './demo-competitors.ts';
 
@@ -18,7 +18,7 @@ export function stableUuid(name: string): string {
  * are fixed, so running this again, or on several instances at once, appends nothing new.
  */
 export async function bootstrapContent(
-  store: EventStore,
+  store: EventLogReader,
   route: CommandRouter,
   options: { demoData: boolean; clock?: () => Date },
 ): Promise<void> {

@@ -7,6 +7,7 @@ import {
   type Recorded,
 } from '#events/envelope.ts';
 import type { OrderingCommand } from '#events/ordering/commands.ts';
+import type { EventLogReader } from '#events/store/event-log-reader.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import { orderingStream } from '#events/streams.ts';
 import { appendDecision, backOff } from '../decide-and-append.ts';
@@ -34,18 +35,18 @@ interface Folded {
  * never passes over an event that commits late. Commands for the order run one at a time per worker
  * (one command key), so the fold is never read and advanced at once.
  */
-const folds = new WeakMap<EventStore, Folded>();
-const locks = new WeakMap<EventStore, Promise<unknown>>();
+const folds = new WeakMap<EventLogReader, Folded>();
+const locks = new WeakMap<EventLogReader, Promise<unknown>>();
 
 /** Runs `use` on the current order, one caller at a time per store (the fold is advanced in place). */
-export async function withOrdering<T>(store: EventStore, use: (state: OrderingState) => T): Promise<T> {
+export async function withOrdering<T>(store: EventLogReader, use: (state: OrderingState) => T): Promise<T> {
   const before = locks.get(store) ?? Promise.resolve();
   const run = before.catch(() => undefined).then(async () => use(await advance(store)));
   locks.set(store, run);
   return run;
 }
 
-async function advance(store: EventStore): Promise<OrderingState> {
+async function advance(store: EventLogReader): Promise<OrderingState> {
   const folded = folds.get(store) ?? { state: initialOrderingState(), checkpoint: startOfLog };
   folds.set(store, folded);
   for (;;) {

@@ -1,4 +1,4 @@
-import type { EventStore } from '#events/store/event-store.ts';
+import type { EventLogReader } from '#events/store/event-log-reader.ts';
 import { systemActor } from '#events/envelope.ts';
 import { usersStream } from '#events/streams.ts';
 import type { Queryable } from '#infra/db/database.ts';
@@ -13,7 +13,7 @@ import { createAccount } from './accounts.ts';
  */
 export async function bootstrapAdmin(
   db: Queryable,
-  store: EventStore,
+  store: EventLogReader,
   route: CommandRouter,
   options: { email: string; password?: string; clock?: () => Date },
 ): Promise<{ email: string; password: string } | undefined> {

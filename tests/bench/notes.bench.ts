@@ -30,7 +30,7 @@ import { performance } from 'node:perf_hooks';
 import { chromium, type Browser } from '@playwright/test';
 import pg from 'pg';
 import { eventRegistry } from '#events/all-events.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore } from '#events/store/event-store.ts';
 import { createRedisClient } from '#infra/redis.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
@@ -430,7 +430,7 @@ async function throughput(): Promise<void> {
     cleanup.add(() => db.drop());
     process.stdout.write(`seeding ${competitorCount} competitors and ${clients} editors\n`);
     const ids = await seedCompetitors(db, competitorCount);
-    const store = new EventStore(db.pool, eventRegistry);
+    const store = createEventStore(db.pool, eventRegistry);
     const route = createCommandRouter(store);
     const emails = Array.from({ length: clients }, (_, i) => `bench-editor-${i + 1}@rivals.test`);
     for (const [i, email] of emails.entries()) {

@@ -10,7 +10,7 @@
  * (linear: within ±20%).
  */
 import { eventRegistry } from '#events/all-events.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore } from '#events/store/event-store.ts';
 import type { Database } from '#infra/db/database.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { rebuildProjections } from '#projections/rebuild/rebuild.ts';
@@ -87,7 +87,7 @@ const perEvent: { size: number; microseconds: number }[] = [];
 for (const size of sizes) {
   const db = await openScratchPostgres({ label: 'replay' });
   try {
-    const store = new EventStore(db.pool, eventRegistry);
+    const store = createEventStore(db.pool, eventRegistry);
     await bootstrapContent(store, createCommandRouter(store), { demoData: false });
     process.stdout.write(`seeding ${fmt(size)} competitors\n`);
     await seedCompetitors(db.pool, store, { count: size, seed: 1 });

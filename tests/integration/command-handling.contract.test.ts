@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Outcome } from '#events/command.ts';
 import { findCompetitor, listCompetitors } from '#projections/competitor-list/competitor-list.queries.ts';
 import { eventRegistry } from '#events/all-events.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore } from '#events/store/event-store.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { createCommandRouter } from '#services/command-router.ts';
 import { StateCache } from '#services/state-cache.ts';
@@ -134,7 +134,7 @@ describe.each(databaseBackends)('command handling on %s', (backend) => {
 
   it("a worker's cache of folded states continues with events other workers appended", async () => {
     const cache = new StateCache();
-    const cachedRoute = createCommandRouter(new EventStore(db.pool, eventRegistry), { cache });
+    const cachedRoute = createCommandRouter(createEventStore(db.pool, eventRegistry), { cache });
     const add = addCompetitorCommand(`Cache-${randomUUID()}`);
     await cachedRoute(envelope(add));
     const note = (value: string, expected?: number) =>

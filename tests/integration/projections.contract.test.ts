@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventRegistry } from '#events/all-events.ts';
 import { compareCheckpoints, type Checkpoint, type RecordedEvent } from '#events/envelope.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import { withTransaction } from '#infra/db/database.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { competitorListProjection } from '#projections/competitor-list/competitor-list.projection.ts';
@@ -120,7 +120,7 @@ describe.each(databaseBackends)('projections on %s', (backend) => {
         round++;
         const rollback = Math.random() < 0.1;
         const positions = await withTransaction(db.pool, async (client) => {
-          const txStore = new EventStore(client, eventRegistry);
+          const txStore = createEventStore(client, eventRegistry);
           const id = randomUUID();
           const result = await txStore.append(
             `late-${id}`,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eventRegistry } from '#events/all-events.ts';
 import type { Command, CommandEnvelope } from '#events/command.ts';
 import type { Actor } from '#events/envelope.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore } from '#events/store/event-store.ts';
 import { createLogger } from '#infra/logger.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
@@ -27,7 +27,7 @@ export function envelope(command: Command, overrides: Partial<CommandEnvelope> =
 
 /** Store, handler and a (not started) runner over a test database, with the default segments. */
 export async function writeSide(db: TestDatabase, options: { segments?: boolean } = {}) {
-  const store = new EventStore(db.pool, eventRegistry);
+  const store = createEventStore(db.pool, eventRegistry);
   const routeOnly = createCommandRouter(store);
   // Like the worker, wake the projection runners after appending.
   const route: CommandRouter = async (envelope) => {

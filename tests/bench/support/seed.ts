@@ -1,5 +1,5 @@
 import { eventRegistry } from '#events/all-events.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore } from '#events/store/event-store.ts';
 import type { Database } from '#infra/db/database.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
@@ -20,7 +20,7 @@ const note = (i: number, topic: string) =>
  * through the real command handler; then every projection caught up. Returns the competitor ids.
  */
 export async function seedCompetitors(db: Database, count: number): Promise<string[]> {
-  const store = new EventStore(db.pool, eventRegistry);
+  const store = createEventStore(db.pool, eventRegistry);
   const route = createCommandRouter(store);
   await bootstrapContent(store, route, { demoData: false });
   const ids: string[] = [];
