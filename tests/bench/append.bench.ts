@@ -15,7 +15,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { eventRegistry } from '#events/all-events.ts';
 import type { EventMetadata } from '#events/envelope.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import type { Database } from '#infra/db/database.ts';
 import { migrate } from '#infra/db/migrate.ts';
 import { openEmbeddedDatabase } from '#infra/db/open-embedded.ts';
@@ -119,7 +119,7 @@ for (const backend of backends) {
          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, stream text NOT NULL, type text NOT NULL,
          data jsonb NOT NULL, metadata jsonb NOT NULL, recorded_at timestamptz NOT NULL DEFAULT now())`,
     );
-    const store = new EventStore(db.pool, eventRegistry);
+    const store = createEventStore(db.pool, eventRegistry);
     const subjects = chosenSubjects;
     for (const writers of writerCounts) {
       for (const subject of subjects) await run(db, store, subject, writers, 0.5); // warm-up

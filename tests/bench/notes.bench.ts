@@ -30,10 +30,10 @@ import { performance } from 'node:perf_hooks';
 import { chromium, type Browser } from '@playwright/test';
 import pg from 'pg';
 import { eventRegistry } from '#events/all-events.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore } from '#events/store/event-store.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
-import { createCommandHandler } from '#services/command-handler.ts';
+import { createCommandRouter } from '#services/command-router.ts';
 import { createAccount } from '#services/user/accounts.ts';
 import { envelope } from '#tests/support/runtime-pieces.ts';
 import { TestClient } from '#tests/support/test-client.ts';
@@ -407,11 +407,11 @@ async function throughput(): Promise<void> {
     cleanup.add(() => db.drop());
     process.stdout.write(`seeding ${competitorCount} competitors and ${clients} editors\n`);
     const ids = await seedCompetitors(db, competitorCount);
-    const store = new EventStore(db.pool, eventRegistry);
-    const handle = createCommandHandler(store);
+    const store = createEventStore(db.pool, eventRegistry);
+    const route = createCommandRouter(store);
     const emails = Array.from({ length: clients }, (_, i) => `bench-editor-${i + 1}@rivals.test`);
     for (const [i, email] of emails.entries()) {
-      const { outcome } = await createAccount(db.pool, (command) => handle(envelope(command)), {
+      const { outcome } = await createAccount(db.pool, (command) => route(envelope(command)), {
         email,
         displayName: `Bench Editor ${i + 1}`,
         role: 'editor',

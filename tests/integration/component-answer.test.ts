@@ -36,7 +36,7 @@ describe.each(databaseBackends)('component answers carry the page on %s', (backe
 
   async function newCompetitor(name: string): Promise<string> {
     const command = addCompetitorCommand(name);
-    expect((await app.runtime.handle(envelope(command))).status).toBe('accepted');
+    expect((await app.runtime.route(envelope(command))).status).toBe('accepted');
     const id = command.payload.competitorId;
     for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(20)) {
       const { rows } = await app.db.pool.query('SELECT 1 FROM competitor_list WHERE id = $1', [id]);
