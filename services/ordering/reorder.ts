@@ -9,8 +9,10 @@ import {
 import type { OrderingCommand } from '#events/ordering/commands.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import { orderingStream } from '#events/streams.ts';
-import { isRejection, reject } from '../decider.ts';
+import type { OrderingEvent } from '#events/ordering/events.ts';
+import { isRejection, reject, type Decision } from '../decider.ts';
 import { decideOrdering } from './ordering.ts';
+import { decideSegmentMove, type SegmentMove } from './segment-move.ts';
 import {
   foldOrdering,
   initialOrderingState,
@@ -65,15 +67,25 @@ async function advance(store: EventStore): Promise<OrderingState> {
  * the version it decided on: of two drops on the same version, exactly one is stored; the other is
  * decided again on the new order, where its `expect` is stale, and refused.
  */
-export async function handleReorder(
+export function handleReorder(store: EventStore, command: OrderingCommand, metadata: EventMetadata) {
+  return decideOnOrdering(store, (state) => decideOrdering(command, state), metadata);
+}
+
+/** An edit form's segment change, as a move on the board (see segment-move.ts). */
+export function handleSegmentMove(store: EventStore, move: SegmentMove, metadata: EventMetadata) {
+  return decideOnOrdering(store, (state) => decideSegmentMove(move, state), metadata);
+}
+
+/** Decide on the current order → append to the ordering stream at that version; a lost race decides again. */
+async function decideOnOrdering(
   store: EventStore,
-  command: OrderingCommand,
+  decide: (state: OrderingState) => Decision<OrderingEvent>,
   metadata: EventMetadata,
 ): Promise<Outcome> {
   const stream = orderingStream();
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const { decision, version } = await withOrdering(store, (state) => ({
-      decision: decideOrdering(command, state),
+      decision: decide(state),
       version: state.version,
     }));
     if (isRejection(decision)) return store.recordOutcome(metadata.commandId, stream, decision);
