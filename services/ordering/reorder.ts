@@ -13,6 +13,7 @@ import type { OrderingEvent } from '#events/ordering/events.ts';
 import { isRejection, reject, type Decision } from '../decider.ts';
 import { decideOrdering } from './ordering.ts';
 import { decideSegmentMove, type SegmentMove } from './segment-move.ts';
+import { fromSnapshot, ORDERING_FOLD_VERSION, ORDERING_SNAPSHOT, toSnapshot } from './ordering-snapshot.ts';
 import {
   foldOrdering,
   initialOrderingState,
@@ -23,17 +24,23 @@ import {
 
 const PAGE = 5_000;
 const MAX_ATTEMPTS = 12;
+/** A worker saves its fold after folding this many events since the last save (or load). */
+export const SNAPSHOT_EVERY = 1_000;
 
 interface Folded {
   state: OrderingState;
   checkpoint: Checkpoint;
+  /** Events folded since the snapshot this fold started from (or last saved). */
+  unsaved: number;
 }
 
 /**
  * The order is folded from the whole log (who is live comes from every competitor's stream), so each
- * process keeps its fold and reads only newer events. Reads are commit-safe (`readTypes`), so a fold
- * never passes over an event that commits late. Commands for the order run one at a time per worker
- * (one command key), so the fold is never read and advanced at once.
+ * process keeps its fold and reads only newer events, and a new process starts from the newest saved
+ * snapshot (`fold_snapshots`): its first reorder reads only what was written since, not the whole log.
+ * Reads are commit-safe (`readTypes`), so a fold never passes over an event that commits late, and a
+ * snapshot is saved at such a checkpoint. Commands for the order run one at a time per worker (one
+ * command key), so the fold is never read and advanced at once.
  */
 const folds = new WeakMap<EventStore, Folded>();
 const locks = new WeakMap<EventStore, Promise<unknown>>();
@@ -46,19 +53,43 @@ export async function withOrdering<T>(store: EventStore, use: (state: OrderingSt
   return run;
 }
 
+async function startingPoint(store: EventStore): Promise<Folded> {
+  const snapshot = await store.loadSnapshot(ORDERING_SNAPSHOT, ORDERING_FOLD_VERSION);
+  const state = snapshot && fromSnapshot(snapshot.state);
+  if (snapshot && state) return { state, checkpoint: snapshot.checkpoint, unsaved: 0 };
+  return { state: initialOrderingState(), checkpoint: startOfLog, unsaved: 0 };
+}
+
 async function advance(store: EventStore): Promise<OrderingState> {
-  const folded = folds.get(store) ?? { state: initialOrderingState(), checkpoint: startOfLog };
+  const folded = folds.get(store) ?? (await startingPoint(store));
   folds.set(store, folded);
   for (;;) {
     const { events, scannedTo } = await store.readTypes(folded.checkpoint, orderingSourceTypes, PAGE);
     for (const event of events) foldOrdering(folded.state, event as Recorded<OrderingSourceEvent>);
+    folded.unsaved += events.length;
     const last = events.at(-1);
     if (last) folded.checkpoint = { transactionId: last.transactionId, position: last.position };
     if (events.length < PAGE) {
       // Nothing more of ours up to the settled head: start there next time.
       if (scannedTo && compareCheckpoints(scannedTo, folded.checkpoint) > 0) folded.checkpoint = scannedTo;
+      if (folded.unsaved >= SNAPSHOT_EVERY) await save(store, folded);
       return folded.state;
     }
+  }
+}
+
+/** A snapshot only saves time later: failing to save one is not a reason to fail the reorder. */
+async function save(store: EventStore, folded: Folded): Promise<void> {
+  try {
+    await store.saveSnapshot(
+      ORDERING_SNAPSHOT,
+      ORDERING_FOLD_VERSION,
+      folded.checkpoint,
+      toSnapshot(folded.state),
+    );
+    folded.unsaved = 0;
+  } catch {
+    // Tried again after the next events are folded.
   }
 }
 
