@@ -12,6 +12,11 @@ export const UpdateCompetitor = z.object({
     competitorId: z.uuid(),
     /** The version the user's form was opened with; a newer version means someone else saved meanwhile. */
     expectedVersion: z.number().int().nonnegative().optional(),
+    /**
+     * The segment the form showed. The segment changes (as a board move) only if `segmentId` differs
+     * from it, so a form opened before someone moved the competitor on the board cannot move it back.
+     */
+    baseSegmentId: z.string().max(64).optional(),
   }),
 });
 

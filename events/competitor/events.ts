@@ -14,10 +14,17 @@ export const CompetitorAdded = defineEvent({
   schema: storedFields.extend({ competitorId: z.uuid() }),
 });
 
+/**
+ * Version 2: the segment is no longer an edited field. Since the board (the `ordering` stream) moves
+ * competitors between segments, a segment change is a `CompetitorMovedToSegment` there, whoever makes
+ * it; an edit that carried the segment its form showed could silently undo a board move (decision
+ * 0013). Version 1 events carry `segmentId` and keep meaning "set the segment", so replays agree.
+ */
 export const CompetitorUpdated = defineEvent({
   type: 'CompetitorUpdated',
-  schemaVersion: 1,
-  schema: storedFields.extend({ competitorId: z.uuid() }),
+  schemaVersion: 2,
+  schema: storedFields.extend({ competitorId: z.uuid(), segmentId: storedFields.shape.segmentId.optional() }),
+  upcasters: { 1: (data) => data },
 });
 
 export const CompetitorNoteUpdated = defineEvent({

@@ -61,9 +61,11 @@ export function auditLine(event: AuditedEvent, known: (id: string) => Subject | 
       };
     }
     case 'CompetitorUpdated': {
-      const { competitorId, name, website, segmentId, threat, headquarters } = event.data;
-      const fields: Record<string, string | null> = { name, website, segmentId, threat, headquarters };
+      const { competitorId, name, website, threat, headquarters } = event.data;
       const before = known(competitorId);
+      // Only version 1 events carry a segment; a later segment change has its own line (a board move).
+      const segmentId = event.data.segmentId ?? before?.fields.segmentId ?? null;
+      const fields: Record<string, string | null> = { name, website, segmentId, threat, headquarters };
       const changes = Object.keys(fieldLabels)
         .filter((k) => before && before.fields[k] !== fields[k])
         .map((k) => `${fieldLabels[k]} from ${show(before?.fields[k])} to ${show(fields[k])}`);

@@ -64,7 +64,9 @@ export function evolveCompetitorRow(
     }
     case 'CompetitorUpdated': {
       if (!row) return row;
-      const { name, website, segmentId, threat, headquarters } = event.data;
+      const { name, website, threat, headquarters } = event.data;
+      // Only version 1 events carry a segment; since then a segment change is a board move.
+      const segmentId = event.data.segmentId ?? row.segmentId;
       return {
         ...row,
         name,

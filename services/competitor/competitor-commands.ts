@@ -7,6 +7,8 @@ import type { Outcome } from '#events/command.ts';
 import type { EventMetadata } from '#events/envelope.ts';
 import { competitorNameStream, competitorStream, segmentsStream } from '#events/streams.ts';
 import { decideAndAppend, loadState, type WriteModel } from '../decide-and-append.ts';
+import { reject } from '../decider.ts';
+import { decideAndAppendSegmentMove, withOrdering } from '../ordering/reorder.ts';
 import { segmentsDecider } from '../segment/segments.ts';
 import { competitorDecider } from './competitor.ts';
 import { competitorNameDecider } from './competitor-name.ts';
@@ -60,16 +62,28 @@ export async function addCompetitor(
   return outcome;
 }
 
-/** A rename claims the new name first and releases the old one after the update is stored. */
+/**
+ * A rename claims the new name first and releases the old one after the update is stored. The segment
+ * is not an edited field: if the user changed it from what the form showed, it becomes a move on the
+ * board after the update, so an edit form opened before a board move cannot undo it (decision 0013).
+ */
 export async function updateCompetitor(
   w: WriteModel,
   command: UpdateCompetitorCommand,
   metadata: EventMetadata,
 ): Promise<Outcome> {
-  const { competitorId, name } = command.payload;
+  const { competitorId, name, segmentId, baseSegmentId } = command.payload;
   const stream = competitorStream(competitorId);
   const { state } = await loadState(w.store, stream, competitorDecider, w.cache);
   const oldName = state.status === 'absent' ? undefined : state.fields.name;
+  // A form without the segment it showed (rendered before forms carried it) is compared with the
+  // segment the competitor stream knows, which a board move does not change: an untouched field stays.
+  const shown = baseSegmentId ?? (state.status === 'absent' ? undefined : state.fields.segmentId);
+  const moveTo = segmentId !== shown ? segmentId : undefined;
+  if (moveTo !== undefined && !(await withOrdering(w.store, (s) => s.segmentNames.has(moveTo)))) {
+    const message = 'Choose one of the segments on the board.';
+    return reject('validation', message, { fields: { segmentId: message } });
+  }
   const renamed = oldName !== undefined && !sameName(oldName, name);
   if (renamed && state.status === 'live') {
     const claim = await claimName(w, name, competitorId, step(metadata, 'claim'));
@@ -80,7 +94,24 @@ export async function updateCompetitor(
     const [release, keep] = outcome.status === 'accepted' ? [oldName, 'old'] : [name, 'new'];
     await releaseName(w, release, competitorId, step(metadata, `release-${keep}`));
   }
-  return outcome;
+  if (outcome.status === 'rejected' || moveTo === undefined) return outcome;
+  const moved = await decideAndAppendSegmentMove(
+    w.store,
+    { competitorId, toSegmentId: moveTo },
+    step(metadata, 'segment'),
+  );
+  return bothApplied(outcome, moved);
+}
+
+/** The answer for an update and the move after it: the later one's position is what a reader waits for. */
+function bothApplied(update: Outcome, move: Outcome): Outcome {
+  if (update.status === 'rejected' || move.status === 'rejected' || move.positions.length === 0)
+    return move.status === 'rejected' ? move : update;
+  return {
+    ...update,
+    positions: [...update.positions, ...move.positions],
+    transactionId: move.transactionId,
+  };
 }
 
 export async function deleteCompetitor(

@@ -22,6 +22,8 @@ export type CompetitorState =
   | {
       status: 'live' | 'deleted';
       competitorId: string;
+      /** `segmentId` here is the one it was added with (or last set by a version 1 edit): board moves
+       * live in the ordering stream, which is where the current segment is decided. */
       fields: CompetitorFields;
       version: number;
       notes: Record<NoteColumn, NoteState>;
@@ -40,12 +42,9 @@ const emptyNotes = (): Record<NoteColumn, NoteState> =>
     NoteState
   >;
 
-const sameFields = (a: CompetitorFields, b: CompetitorFields): boolean =>
-  a.name === b.name &&
-  a.website === b.website &&
-  a.segmentId === b.segmentId &&
-  a.threat === b.threat &&
-  a.headquarters === b.headquarters;
+/** The fields an edit writes to the competitor stream; the segment is a board move (the ordering stream). */
+const sameEditedFields = (a: CompetitorFields, b: CompetitorFields): boolean =>
+  a.name === b.name && a.website === b.website && a.threat === b.threat && a.headquarters === b.headquarters;
 
 const fieldsOf = ({
   name,
@@ -74,9 +73,12 @@ export const competitorDecider: Decider<CompetitorStreamCommand, CompetitorEvent
           version: event.streamVersion,
           notes: emptyNotes(),
         };
-      case 'CompetitorUpdated':
+      case 'CompetitorUpdated': {
         if (state.status === 'absent') return state;
-        return { ...state, fields: fieldsOf(event.data), version: event.streamVersion };
+        // Only version 1 events carry a segment; later segment changes live in the ordering stream.
+        const segmentId = event.data.segmentId ?? state.fields.segmentId;
+        return { ...state, fields: fieldsOf({ ...event.data, segmentId }), version: event.streamVersion };
+      }
       case 'CompetitorNoteUpdated': {
         if (state.status === 'absent') return state;
         const { column, value, noteVersion } = event.data;
@@ -121,9 +123,13 @@ export const competitorDecider: Decider<CompetitorStreamCommand, CompetitorEvent
             { details: { currentVersion: state.version } },
           );
         }
-        const fields = fieldsOf(command.payload);
-        if (sameFields(fields, state.fields)) return accept();
-        return accept({ type: 'CompetitorUpdated', data: { ...fields, competitorId } });
+        // The segment field is not written here: a change of it is a move on the board (handlers.ts).
+        const { name, website, threat, headquarters } = command.payload;
+        if (sameEditedFields(fieldsOf(command.payload), state.fields)) return accept();
+        return accept({
+          type: 'CompetitorUpdated',
+          data: { name, website, threat, headquarters, competitorId },
+        });
       }
       case 'UpdateCompetitorNote': {
         if (state.status !== 'live') return missing(state);

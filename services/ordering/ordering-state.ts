@@ -64,13 +64,14 @@ export function foldOrdering(state: OrderingState, event: Recorded<OrderingSourc
         segmentId: event.data.segmentId,
       });
       return;
-    case 'CompetitorUpdated':
-      if (state.competitors.has(event.data.competitorId))
-        state.competitors.set(event.data.competitorId, {
-          name: event.data.name,
-          segmentId: event.data.segmentId,
-        });
+    case 'CompetitorUpdated': {
+      const competitor = state.competitors.get(event.data.competitorId);
+      if (!competitor) return;
+      competitor.name = event.data.name;
+      // Only version 1 events carry a segment; since then a segment change is a CompetitorMovedToSegment.
+      if (event.data.segmentId !== undefined) competitor.segmentId = event.data.segmentId;
       return;
+    }
     case 'CompetitorDeleted': {
       if (!state.competitors.delete(event.data.competitorId)) return;
       const at = state.ranking.indexOf(event.data.competitorId);

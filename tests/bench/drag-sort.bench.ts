@@ -9,8 +9,14 @@
  *      1), from the drop (a pointerup stamp in the page) to the moment the second page shows the new
  *      first item (a MutationObserver stamp): p50/p95. Both stamps are Date.now() on the same machine.
  *
- *   npx tsx tests/bench/drag-sort.bench.ts [--parts=decide,drops] [--size=10000] [--rounds=5]
- *     [--reps=20] [--items=200] [--drops=50]
+ *  (c) scale (not in the default parts: it starts a private Postgres and seeds `scale` competitors):
+ *      /ranking with 10,000 competitors in Chromium — server render time, time to interactive
+ *      (`data-sort-ready`), and during a real mouse drag (`moves` moves, one per frame) the frame gaps
+ *      (p50/p95) and long tasks, then drop → list ready again; `scaleRounds` rounds
+ *      (tests/bench/support/drag-scale.ts).
+ *
+ *   npx tsx tests/bench/drag-sort.bench.ts [--parts=decide,drops,scale] [--size=10000] [--rounds=5]
+ *     [--reps=20] [--items=200] [--drops=50] [--scale=10000] [--scaleRounds=3] [--moves=60]
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -23,6 +29,7 @@ import {
   initialOrderingState,
   type OrderingSourceEvent,
 } from '#services/ordering/ordering-state.ts';
+import { benchDragScale } from './support/drag-scale.ts';
 import { knob, textKnob } from './support/knobs.ts';
 import { reportMachine } from './support/machine.ts';
 import { seedCompetitors } from './support/seed.ts';
@@ -183,4 +190,12 @@ if (parts.includes('drops')) {
     await server.stop();
     await db.drop();
   }
+}
+
+if (parts.includes('scale')) {
+  await benchDragScale({
+    size: knob('scale', 10_000),
+    rounds: knob('scaleRounds', 3),
+    moves: knob('moves', 60),
+  });
 }

@@ -185,16 +185,22 @@ async function main(): Promise<void> {
                 event: 'update-note',
                 payload: { competitorId: target, column: 'general', value: `Note ${randomUUID()}` },
               })
-              .then((r) => {
+              .then(async (r) => {
                 saves++;
                 if (r.status !== 200) failed++;
-                return r.arrayBuffer();
+                await r.arrayBuffer();
               })
-              .then(() => undefined),
+              .catch((error: unknown) => {
+                failed++;
+                process.stdout.write(
+                  `save failed: ${(error as Error).message} ${String((error as Error).cause)}\n`,
+                );
+              }),
           );
           await sleep(Math.max(0, started + ((n + 1) * 1000) / rate - Date.now()));
         }
         await Promise.all(inFlight);
+        if (server.child.exitCode !== null) throw new Error(`the server exited:\n${server.output()}`);
         await sleep(BATCH_MS * 3); // the last refreshes of the window
         const wall = (Date.now() - started) / 1000;
         const cpu = ((await processCpuMs(pid)) - cpuBefore) / 1000;

@@ -50,11 +50,53 @@ describe('competitor decider', () => {
     expect(
       when({ type: 'UpdateCompetitor', payload: { ...fields, competitorId: id, threat: 'high' } }),
     ).toEqual({
-      events: [{ type: 'CompetitorUpdated', data: { ...fields, threat: 'high', competitorId: id } }],
+      events: [
+        {
+          type: 'CompetitorUpdated',
+          data: {
+            name: 'Acme',
+            website: fields.website,
+            headquarters: null,
+            threat: 'high',
+            competitorId: id,
+          },
+        },
+      ],
     });
     expect(when({ type: 'UpdateCompetitor', payload: { ...fields, competitorId: id } })).toEqual({
       events: [],
     });
+  });
+
+  it('never writes the segment: a segment change is a board move, so a stale form cannot undo one', () => {
+    const { when } = given(competitorDecider, [added]);
+    const segmentOnly = when({
+      type: 'UpdateCompetitor',
+      payload: { ...fields, segmentId: 'enterprise', baseSegmentId: 'smb', competitorId: id },
+    });
+    expect(segmentOnly).toEqual({ events: [] });
+    const renamed = when({
+      type: 'UpdateCompetitor',
+      payload: { ...fields, name: 'Acme 2', segmentId: 'smb', baseSegmentId: 'smb', competitorId: id },
+    });
+    expect(renamed).toMatchObject({ events: [{ type: 'CompetitorUpdated' }] });
+    expect('events' in renamed && renamed.events[0]?.data).not.toHaveProperty('segmentId');
+  });
+
+  it('a version 1 update (which carried the segment) still sets it; a later one keeps it', () => {
+    const v1: CompetitorEvent = {
+      type: 'CompetitorUpdated',
+      data: { ...fields, segmentId: 'enterprise', competitorId: id },
+    };
+    const v2: CompetitorEvent = {
+      type: 'CompetitorUpdated',
+      data: { name: 'Acme 2', website: null, threat: 'low', headquarters: null, competitorId: id },
+    };
+    const state = recorded([added, v1, v2]).reduce(
+      (s, e) => competitorDecider.evolve(s, e),
+      competitorDecider.initialState(),
+    );
+    expect(state).toMatchObject({ fields: { name: 'Acme 2', segmentId: 'enterprise' } });
   });
 
   it('rejects an update from a stale form version', () => {

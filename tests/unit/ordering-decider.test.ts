@@ -7,6 +7,7 @@ import type { OrderingEvent } from '#events/ordering/events.ts';
 import type { SegmentEvent } from '#events/segment/events.ts';
 import { orderingStream } from '#events/streams.ts';
 import { orderingDecider } from '#services/ordering/ordering.ts';
+import { decideSegmentMove } from '#services/ordering/segment-move.ts';
 import type { OrderingSourceEvent, OrderingState } from '#services/ordering/ordering-state.ts';
 import { testMetadata } from '#tests/support/given-when-then.ts';
 
@@ -107,6 +108,23 @@ describe('ordering: evolve', () => {
     );
     expect(state.competitors.get(a)?.segmentId).toBe('emerging');
     expect(state.ranking).toEqual([a, b, c, d]);
+  });
+
+  it('an edit after a board move keeps the moved segment (a version 2 update carries none)', () => {
+    const state = fold(
+      history([
+        ...base,
+        {
+          type: 'CompetitorMovedToSegment',
+          data: { competitorId: a, name: 'Acme', fromSegmentId: 'enterprise', toSegmentId: 'emerging' },
+        },
+        {
+          type: 'CompetitorUpdated',
+          data: { competitorId: a, name: 'Acme 2', website: null, threat: 'high', headquarters: null },
+        },
+      ]),
+    );
+    expect(state.competitors.get(a)).toEqual({ name: 'Acme 2', segmentId: 'emerging' });
   });
 
   it('SegmentsReordered applies its moves in turn', () => {
@@ -452,3 +470,36 @@ describe('ordering: payload schemas (wrong types, oversized)', () => {
 
 // Types only: the events decide returns are ordering events.
 export type _Check = OrderingEvent;
+
+describe('ordering: an edit form changes the segment', () => {
+  const state = () => fold(history(base));
+
+  it('a changed segment field is one move on the board, with the names', () => {
+    expect(decideSegmentMove({ competitorId: a, toSegmentId: 'smb' }, state())).toEqual({
+      events: [
+        {
+          type: 'CompetitorMovedToSegment',
+          data: { competitorId: a, name: 'Acme', fromSegmentId: 'enterprise', toSegmentId: 'smb' },
+        },
+      ],
+    });
+  });
+
+  it('moving it where it already is records nothing', () => {
+    expect(decideSegmentMove({ competitorId: a, toSegmentId: 'enterprise' }, state())).toEqual({
+      events: [],
+    });
+  });
+
+  it('refuses an unknown segment with a field message, and a deleted competitor', () => {
+    expect(decideSegmentMove({ competitorId: a, toSegmentId: 'nowhere' }, state())).toMatchObject({
+      status: 'rejected',
+      code: 'validation',
+      fields: { segmentId: 'Choose one of the segments on the board.' },
+    });
+    expect(decideSegmentMove({ competitorId: randomUUID(), toSegmentId: 'smb' }, state())).toMatchObject({
+      status: 'rejected',
+      code: 'not_found',
+    });
+  });
+});

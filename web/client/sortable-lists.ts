@@ -24,6 +24,8 @@ interface Controller {
 }
 
 const controllers = new Map<string, Controller>();
+/** Above this many items SortableJS's swap animation costs more than a frame (tests/bench/drag-sort). */
+const ANIMATED_ITEMS_MAX = 300;
 let groupSeq = 0;
 
 export function installSortableLists(): void {
@@ -63,7 +65,9 @@ async function enhance(root: HTMLElement): Promise<void> {
   };
   const before = { value: '' };
   const common = {
-    animation: 150,
+    // SortableJS animates a swap by measuring every item of the list (style and box, each move): on a
+    // ranking of thousands that is a long task per pointer move. Long lists move without it.
+    animation: root.querySelectorAll('.sortable-item').length > ANIMATED_ITEMS_MAX ? 0 : 150,
     // Mouse and touch events instead of native drag and drop: one code path, and touch works.
     forceFallback: true,
     fallbackOnBody: true,
@@ -217,10 +221,14 @@ function positions(root: HTMLElement): Map<string, DOMRect> {
 }
 
 function slideFrom(root: HTMLElement, places: Map<string, DOMRect>): void {
+  const height = window.innerHeight;
+  const seen = (r: DOMRect) => r.bottom >= 0 && r.top <= height;
   for (const el of root.querySelectorAll<HTMLElement>('.sortable-item[data-id]')) {
     const was = places.get(el.dataset.id ?? '');
     if (!was) continue;
     const now = el.getBoundingClientRect();
+    // Only what can be seen slides: thousands of animations off screen would only cost frames.
+    if (!seen(was) && !seen(now)) continue;
     const dx = was.left - now.left;
     const dy = was.top - now.top;
     if (dx === 0 && dy === 0) continue;
@@ -231,11 +239,14 @@ function slideFrom(root: HTMLElement, places: Map<string, DOMRect>): void {
   }
 }
 
+/** Each item's shown rank is its place in its list (one pass per list: a ranking has thousands). */
 function renumber(root: HTMLElement): void {
-  root.querySelectorAll<HTMLElement>('.sortable-item').forEach((li) => {
-    const rank = li.querySelector('[data-rank]');
-    if (rank) rank.textContent = String([...(li.parentElement?.children ?? [])].indexOf(li) + 1);
-  });
+  for (const list of root.querySelectorAll<HTMLElement>('[data-sortable-list]')) {
+    list.querySelectorAll<HTMLElement>(':scope > .sortable-item').forEach((li, i) => {
+      const rank = li.querySelector('[data-rank]');
+      if (rank && rank.textContent !== String(i + 1)) rank.textContent = String(i + 1);
+    });
+  }
 }
 
 function announce(root: HTMLElement, text: string): void {

@@ -11,6 +11,8 @@ export interface CompetitorFormValues {
   threat: string;
   headquarters: string;
   expectedVersion?: string;
+  /** The segment the edit form was opened with; only a change from it moves the competitor. */
+  baseSegmentId?: string;
 }
 
 export const emptyCompetitorForm: CompetitorFormValues = {
@@ -46,6 +48,7 @@ export function CompetitorFormPage(props: {
         {values.expectedVersion !== undefined && (
           <input type="hidden" name="expectedVersion" value={values.expectedVersion} />
         )}
+        {values.baseSegmentId && <input type="hidden" name="baseSegmentId" value={values.baseSegmentId} />}
         <Field name="name" label="Name" error={errors.name}>
           {(a11y) => (
             <input {...a11y} name="name" defaultValue={values.name} required maxLength={120} autoFocus />

@@ -19,8 +19,18 @@ import {
   type CompetitorFormValues,
 } from './competitor-form.page.tsx';
 
-const formKeys = ['name', 'website', 'segmentId', 'threat', 'headquarters', 'expectedVersion'] as const;
+const formKeys = [
+  'name',
+  'website',
+  'segmentId',
+  'threat',
+  'headquarters',
+  'expectedVersion',
+  'baseSegmentId',
+] as const;
 const expectedVersion = z.coerce.number().int().nonnegative().optional();
+/** The segment the edit form showed: only a change from it moves the competitor (decision 0013). */
+const baseSegmentId = z.string().trim().min(1).max(64).optional();
 
 export const competitorReadModels = ['competitor-list'] as const;
 
@@ -116,6 +126,7 @@ export const competitorFormRoutes: RouteDef[] = [
       threat: c.threat,
       headquarters: c.headquarters ?? '',
       expectedVersion: String(c.version),
+      baseSegmentId: c.segmentId,
     };
     await renderForm(ctx, deps, {
       mode: 'edit',
@@ -131,12 +142,14 @@ export const competitorFormRoutes: RouteDef[] = [
       form: { mode: 'edit', action: `/competitors/${c.id}/edit`, cancelHref: `/competitors/${c.id}` },
       command: (fields, values) => {
         const version = expectedVersion.safeParse(values.expectedVersion || undefined);
+        const base = baseSegmentId.safeParse(values.baseSegmentId || undefined);
         return {
           type: 'UpdateCompetitor',
           payload: {
             ...fields,
             competitorId: c.id,
             expectedVersion: version.success ? version.data : undefined,
+            baseSegmentId: base.success ? base.data : undefined,
           },
         };
       },
