@@ -266,6 +266,21 @@ test('a stale drop from a second browser is refused, and the list reloads to the
     );
     expect((await answered).status()).toBe(200);
     const current = [before[3], ...before.filter((_, i) => i !== 3)];
+    // The items that are moving when the current list is swapped in after the refusal (the slide back).
+    await page.evaluate(() => {
+      const w = window as { __slid?: string[][] };
+      w.__slid = [];
+      new MutationObserver((records) => {
+        for (const node of records.flatMap((r) => [...r.addedNodes])) {
+          if (!(node instanceof HTMLElement) || node.id !== 'ranking-region') continue;
+          const items = [...node.querySelectorAll<HTMLElement>('.sortable-item')];
+          w.__slid?.push(
+            items.filter((el) => el.getAnimations().length > 0).map((el) => el.dataset.id ?? ''),
+          );
+        }
+      }).observe(document.body, { childList: true, subtree: true });
+    });
+    const dropped = (await ids(mine))[2];
     const refused = page.waitForResponse('**/components/ranking');
     await finishDrag(page, top);
 
@@ -276,7 +291,18 @@ test('a stale drop from a second browser is refused, and the list reloads to the
       /^Drag editor moved .+ from #4 to #1 after you loaded this list/,
     );
     await expect(page.locator('[data-notices]')).toContainText('Drag editor moved');
+    // It animates back: right after the refusal the swapped-in items are sliding, the dropped one too
+    // (from where it was dropped to where the server has it)...
+    const slid = () => page.evaluate(() => (window as { __slid?: string[][] }).__slid ?? []);
+    await expect.poll(async () => (await slid()).length).toBeGreaterThan(0);
+    expect((await slid())[0]).toContain(dropped);
+    // ...and ends in the server's order, with nothing left moving.
     await expect.poll(() => ids(mine)).toEqual(current);
+    await expect.poll(() => mine.evaluate((list) => list.getAnimations({ subtree: true }).length)).toBe(0);
+    const served = await (await page.request.get(`${server.url}/ranking`)).text();
+    expect([...served.matchAll(/<li class="sortable-item" data-id="([^"]+)"/g)].map((m) => m[1])).toEqual(
+      current,
+    );
     await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
   } finally {
     await other.close();
