@@ -7,6 +7,8 @@ export type ComponentAnswer =
       commandId: string;
       position: number | null;
       transactionId: string;
+      /** The version of what was changed, now (a list's order, a competitor): the next call expects it. */
+      version: number;
       /** The change is in the read models; false: saved, but the pages will show it a moment later. */
       visible: boolean;
       /** The page the call came from, re-rendered with the change (its regions replace the page's). */
@@ -26,8 +28,11 @@ export interface ComponentRequest {
   method?: string;
   payload: unknown;
   expect?: { version: number };
-  /** The page address whose fresh regions the answer should carry; defaults to this page. */
-  view?: string;
+  /**
+   * The page address whose fresh regions the answer should carry; defaults to this page. `null`: none
+   * (the page already shows the change, e.g. a dropped order, and re-rendering it would only cost).
+   */
+  view?: string | null;
 }
 
 const csrfToken = () => document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? '';
@@ -49,7 +54,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function callComponent(component: string, request: ComponentRequest): Promise<ComponentAnswer> {
   const key = crypto.randomUUID();
   markSent(key);
-  const call = { ...request, view: request.view ?? `${location.pathname}${location.search}` };
+  const view = request.view === undefined ? `${location.pathname}${location.search}` : request.view;
+  const call = { ...request, view: view ?? undefined };
   let last: ComponentAnswer | undefined;
   for (let attempt = 0; attempt <= RETRY_DELAYS_MS.length; attempt++) {
     if (attempt > 0) await sleep(RETRY_DELAYS_MS[attempt - 1] ?? 0);

@@ -1,6 +1,7 @@
 import type Sortable from 'sortablejs';
 import { callComponent } from './component-call.ts';
 import { notify } from './notices.ts';
+import { wantEcho } from './own-changes.ts';
 
 /**
  * Drag-sorting (seed §7.6). A root `[data-sortable]` names its component, method and the version of
@@ -145,19 +146,40 @@ async function settle(controller: Controller, before: string): Promise<void> {
     method: root.dataset.method ?? '',
     payload,
     expect: { version: Number(root.dataset.version ?? '0') },
+    // The dropped order is on screen already: the answer need not carry the page (a 10,000-item
+    // ranking is megabytes to render, send and parse).
+    view: null,
   });
   if (answer.status === 'rejected') {
     notify(answer.message, 'error');
     announce(root, `Not saved: ${answer.message}`);
+    // The order as it is now, sliding back from the refused one.
+    await reload(controller, { animate: true, settling: true });
+    return;
   }
-  await reload(controller, { animate: answer.status === 'rejected', settling: true });
+  if (answer.status === 'accepted') {
+    // Stored exactly as dropped: the list on screen is the saved order, at the version the answer names
+    // (the move buttons' forms expect it too).
+    root.dataset.version = String(answer.version);
+    for (const input of root.querySelectorAll<HTMLInputElement>('input[name="expect"]'))
+      input.value = String(answer.version);
+  }
+  // What the move announced stays, unless the lists are still catching up.
+  if (answer.status === 'pending' || !answer.visible)
+    announce(root, 'Saved; the list will update in a moment.');
+  // Not yet in the read models (or no answer in time): the live echo of this drop re-renders the list
+  // once it is (docs/change-path.md); a visible change needs no echo.
+  if (answer.status === 'pending' || !answer.visible)
+    wantEcho(answer.commandId, () => void refreshSortables());
+  for (const s of controller.sortables) s.option('disabled', false);
+  delete root.dataset.saving;
+  controller.busy = false;
+  // Changes from others that arrived during the drop.
+  if (controller.refreshWanted) await reload(controller);
 }
 
 /** Fetches the page and swaps the region in, sliding items from where they were to where they are. */
-function reload(
-  controller: Controller,
-  options: { animate?: boolean; settling?: boolean } = {},
-): Promise<void> {
+function reload(controller: Controller, options: ReloadOptions = {}): Promise<void> {
   controller.reloads = controller.reloads
     .then(() => reloadNow(controller, options))
     .catch((error: unknown) => {
@@ -166,17 +188,17 @@ function reload(
   return controller.reloads;
 }
 
-async function reloadNow(
-  controller: Controller,
-  options: { animate?: boolean; settling?: boolean } = {},
-): Promise<void> {
+interface ReloadOptions {
+  /** Slide the items from where they were (a refused drop goes back). */
+  animate?: boolean;
+  /** The drop being settled: apply even though the controller is busy with it. */
+  settling?: boolean;
+}
+
+async function reloadNow(controller: Controller, options: ReloadOptions = {}): Promise<void> {
   const { animate = false, settling = false } = options;
   const old = controller.root;
-  const response = await fetch(location.href, {
-    headers: { 'X-Requested-With': 'XMLHttpRequest' },
-    credentials: 'same-origin',
-  }).catch(() => undefined);
-  const html = response?.ok ? await response.text() : undefined;
+  const html = await fetchPage();
   const fresh = html ? new DOMParser().parseFromString(html, 'text/html').getElementById(old.id) : undefined;
   if (!settling && (controller.busy || controller.pressed)) {
     // The user took hold of the list while this was loading: apply it after the drop instead.
@@ -211,6 +233,14 @@ async function reloadNow(
   await enhance(region);
 }
 
+async function fetchPage(): Promise<string | undefined> {
+  const response = await fetch(location.href, {
+    headers: { 'X-Requested-With': 'XMLHttpRequest' },
+    credentials: 'same-origin',
+  }).catch(() => undefined);
+  return response?.ok ? await response.text() : undefined;
+}
+
 function positions(root: HTMLElement): Map<string, DOMRect> {
   return new Map(
     [...root.querySelectorAll<HTMLElement>('[data-id]')].map((el) => [
@@ -239,13 +269,16 @@ function slideFrom(root: HTMLElement, places: Map<string, DOMRect>): void {
   }
 }
 
-/** Each item's shown rank is its place in its list (one pass per list: a ranking has thousands). */
+/** Ranks and segment counts as the list on screen now stands, one pass per list (a ranking has thousands). */
 function renumber(root: HTMLElement): void {
   for (const list of root.querySelectorAll<HTMLElement>('[data-sortable-list]')) {
-    list.querySelectorAll<HTMLElement>(':scope > .sortable-item').forEach((li, i) => {
+    const items = list.querySelectorAll<HTMLElement>(':scope > .sortable-item');
+    items.forEach((li, i) => {
       const rank = li.querySelector('[data-rank]');
       if (rank && rank.textContent !== String(i + 1)) rank.textContent = String(i + 1);
     });
+    const count = list.closest('.sortable-group')?.querySelector('[data-count]');
+    if (count) count.textContent = items.length.toLocaleString('en-US');
   }
 }
 

@@ -75,6 +75,8 @@ export const componentRoutes = (pages: readonly RouteDef[]): RouteDef[] => [
       commandId,
       position: outcome.positions.length ? Math.max(...outcome.positions) : null,
       transactionId: outcome.transactionId,
+      /** The version of what was changed, now: the page's next call expects it. */
+      version: outcome.streamVersion,
       visible,
       // Only a view that shows the change is worth carrying; otherwise the page waits for the live feed.
       html: visible && view !== undefined ? await renderView(ctx, deps, pages, view) : undefined,
