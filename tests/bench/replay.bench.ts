@@ -28,6 +28,8 @@ import { openKeptPostgres, openScratchPostgres } from './support/services.ts';
 const sizes = listKnob('competitors', [20_000, 80_000]);
 const rounds = knob('rounds', 3);
 const keep = knob('keep', 0) === 1;
+/** `--fill-live=0`: a kept database's empty live tables stay empty before the rounds (saves one rebuild). */
+const fillLive = knob('fill-live', 1) === 1;
 
 /** The floor: read the whole log in commit order, 1,000 at a time, one upsert statement per batch. */
 async function plainPass(db: Database): Promise<number> {
