@@ -141,7 +141,7 @@ for (const size of sizes) {
     const { rows: live } = await db.pool.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM projection_checkpoints WHERE position > 0',
     );
-    if (!keep || (live[0]?.n ?? 0) < allProjections.length)
+    if (!keep || (fillLive && (live[0]?.n ?? 0) < allProjections.length))
       await rebuildProjections(db, store, allProjections);
 
     const plainRates: number[] = [];
