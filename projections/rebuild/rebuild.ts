@@ -2,13 +2,13 @@ import { compareCheckpoints, startOfLog, type Checkpoint, type RecordedEvent } f
 import type { EventLogReader } from '#events/store/event-log-reader.ts';
 import { withTransaction, type Database, type Queryable } from '#infra/db/database.ts';
 import { shadowTables, type Projection } from '../projection.ts';
+import { buildShadowIndexes } from './build-indexes.ts';
 import { takeRebuildLease } from './rebuild-lease.ts';
 import {
   countRows,
   createShadow,
   diffShadow,
   dropShadow,
-  indexShadow,
   shadowExists,
   swapInShadow,
 } from './shadow-tables.ts';
@@ -95,8 +95,7 @@ export async function rebuildProjections(
       });
     }
     await readOnce(db, store, jobs, limits, options);
-    // Index builds are the heaviest step: on Postgres each projection's run on a connection of its own.
-    await Promise.all(jobs.map((job) => indexJob(db, job, options)));
+    await indexAll(db, jobs, options);
     const summaries: RebuildSummary[] = [];
     for (const job of jobs) summaries.push(await finish(db, store, job, limits, options));
     return summaries;
@@ -177,7 +176,37 @@ const withinLimits = (event: RecordedEvent, limits: Limits): boolean =>
 
 const limited = (limits: Limits) => limits.toPosition !== null || limits.toTime !== null;
 
-/** The single pass: from the oldest job checkpoint to what was committed when it started. */
+interface Batch {
+  events: RecordedEvent[];
+  /** How far the batch reaches: its last event, or further when nothing else was committed before. */
+  next: Checkpoint;
+  /** A full batch: more may follow at once. */
+  full: boolean;
+  /** The limits were reached: nothing after this batch belongs to the rebuild. */
+  stop: boolean;
+  scannedTo: Checkpoint | undefined;
+}
+
+async function readBatch(
+  db: Database,
+  store: EventLogReader,
+  cursor: Checkpoint,
+  types: readonly string[],
+  batchSize: number,
+  limits: Limits,
+): Promise<Batch> {
+  const { events: read, scannedTo } = await store.readTypes(cursor, types, batchSize, db.pool);
+  const events = read.filter((e) => withinLimits(e, limits));
+  const stop = events.length < read.length;
+  let next: Checkpoint = events.at(-1) ?? cursor;
+  if (!stop && !limited(limits) && scannedTo && compareCheckpoints(scannedTo, next) > 0) next = scannedTo;
+  return { events, next, full: read.length === batchSize, stop, scannedTo };
+}
+
+/**
+ * The single pass: from the oldest job checkpoint to what was committed when it started. The next
+ * batch is read while this one is written (the log and the shadows are on different connections).
+ */
 async function readOnce(
   db: Database,
   store: EventLogReader,
@@ -191,60 +220,77 @@ async function readOnce(
   let cursor = jobs.map((j) => j.checkpoint).reduce((a, b) => (compareCheckpoints(a, b) <= 0 ? a : b));
   // Everything committed when the rebuild starts must be in it; later events come at the swap.
   const target = await store.headCheckpoint();
+  const read = (from: Checkpoint) => {
+    const reading = readBatch(db, store, from, types, batchSize, limits);
+    // Awaited below; a write failing first must not leave this one unhandled.
+    reading.catch(() => undefined);
+    return reading;
+  };
+  let pending = read(cursor);
   for (;;) {
-    const { events: read, scannedTo } = await store.readTypes(cursor, types, batchSize, db.pool);
-    const events = read.filter((e) => withinLimits(e, limits));
-    const stop = events.length < read.length;
-    let next: Checkpoint = events.at(-1) ?? cursor;
-    if (!stop && !limited(limits) && scannedTo && compareCheckpoints(scannedTo, next) > 0) next = scannedTo;
-    if (compareCheckpoints(next, cursor) > 0) {
-      const applied = await withTransaction(db.pool, (client) => applyBatch(client, jobs, events, next));
-      advance(applied, next, options);
-      cursor = next;
+    const batch = await pending;
+    const more = batch.full && !batch.stop;
+    if (more) pending = read(batch.next);
+    if (compareCheckpoints(batch.next, cursor) > 0) {
+      await applyBatch(db, jobs, batch.events, batch.next, options);
+      cursor = batch.next;
     }
-    if (stop) break;
-    if (read.length < batchSize) {
-      if (!target || compareCheckpoints(scannedTo ?? cursor, target) >= 0) break;
+    if (batch.stop) break;
+    if (!more) {
+      if (!target || compareCheckpoints(batch.scannedTo ?? cursor, target) >= 0) break;
       // A transaction that started before ours still runs: its events may come first. Wait for it.
       await new Promise((resolve) => setTimeout(resolve, 10));
+      pending = read(cursor);
     }
   }
 }
 
 /**
- * Applies one batch to every job not yet past it and records their shadow checkpoints, in the
- * caller's transaction: the shadow rows and the checkpoint that says how far they go commit together.
+ * Applies one batch to every job not yet past it, each projection in a transaction of its own (on
+ * Postgres they run at once, on connections of their own): a job's shadow rows and the checkpoint
+ * that says how far they go commit together, so a killed rebuild resumes each where it stopped.
  */
 async function applyBatch(
-  db: Queryable,
+  db: Database,
   jobs: readonly Job[],
   events: readonly RecordedEvent[],
   next: Checkpoint,
-): Promise<Map<Job, number>> {
-  const applied = new Map<Job, number>();
-  for (const job of jobs) {
-    if (compareCheckpoints(job.checkpoint, next) >= 0) continue;
-    const mine = events.filter((e) => job.handles.has(e.type) && compareCheckpoints(e, job.checkpoint) > 0);
-    const started = performance.now();
-    if (mine.length > 0) await job.projection.apply(db, mine, shadowTables(job.projection), job.memo);
-    await db.query(
-      `UPDATE projection_rebuilds SET transaction_id = $2::xid8, position = $3, events = events + $4, updated_at = now()
-       WHERE projection = $1`,
-      [job.projection.name, next.transactionId, next.position, mine.length],
-    );
-    job.seconds += (performance.now() - started) / 1000;
-    applied.set(job, mine.length);
-  }
-  return applied;
+  options: RebuildOptions,
+): Promise<void> {
+  await Promise.all(
+    jobs
+      .filter((job) => compareCheckpoints(job.checkpoint, next) < 0)
+      .map(async (job) => {
+        const started = performance.now();
+        const count = await withTransaction(db.pool, (client) => applyToJob(client, job, events, next));
+        job.seconds += (performance.now() - started) / 1000;
+        advance(job, count, next, options);
+      }),
+  );
 }
 
-/** After the batch committed: moves the jobs' checkpoints and reports progress. */
-function advance(applied: Map<Job, number>, next: Checkpoint, options: RebuildOptions): void {
-  for (const [job, count] of applied) {
-    job.checkpoint = next;
-    job.events += count;
-    options.onProgress?.(job.projection.name, job.events);
-  }
+/** In the caller's transaction: the job's events of the batch, and its shadow checkpoint. */
+async function applyToJob(
+  db: Queryable,
+  job: Job,
+  events: readonly RecordedEvent[],
+  next: Checkpoint,
+): Promise<number> {
+  const mine = events.filter((e) => job.handles.has(e.type) && compareCheckpoints(e, job.checkpoint) > 0);
+  if (mine.length > 0) await job.projection.apply(db, mine, shadowTables(job.projection), job.memo);
+  await db.query(
+    `UPDATE projection_rebuilds SET transaction_id = $2::xid8, position = $3, events = events + $4, updated_at = now()
+     WHERE projection = $1`,
+    [job.projection.name, next.transactionId, next.position, mine.length],
+  );
+  return mine.length;
+}
+
+/** After the job's batch committed: moves its checkpoint and reports progress. */
+function advance(job: Job, count: number, next: Checkpoint, options: RebuildOptions): void {
+  job.checkpoint = next;
+  job.events += count;
+  options.onProgress?.(job.projection.name, job.events);
 }
 
 /**
@@ -270,24 +316,28 @@ async function catchUp(
     let next: Checkpoint = events.at(-1) ?? job.checkpoint;
     if (!until && scannedTo && compareCheckpoints(scannedTo, next) > 0) next = scannedTo;
     if (compareCheckpoints(next, job.checkpoint) <= 0) return;
-    advance(await applyBatch(db, [job], events, next), next, options);
+    const started = performance.now();
+    const count = await applyToJob(db, job, events, next);
+    job.seconds += (performance.now() - started) / 1000;
+    advance(job, count, next, options);
     if (events.length < batchSize) return;
   }
 }
 
-async function indexJob(db: Database, job: Job, options: RebuildOptions): Promise<void> {
+/** Index builds are the heaviest step after the pass: all of them at once, bounded by cores. */
+async function indexAll(db: Database, jobs: readonly Job[], options: RebuildOptions): Promise<void> {
   const started = performance.now();
-  options.onPhase?.(job.projection.name, 'indexing');
-  const client = await db.pool.connect();
-  try {
-    // More sort memory for this connection's index builds (trigram indexes build faster when they fit).
-    await client.query(`SET maintenance_work_mem = '256MB'`);
-    await indexShadow(client, job.projection);
-  } finally {
-    await client.query('RESET maintenance_work_mem').catch(() => undefined);
-    client.release();
-  }
-  job.seconds += (performance.now() - started) / 1000;
+  for (const job of jobs) options.onPhase?.(job.projection.name, 'indexing');
+  await buildShadowIndexes(
+    db,
+    jobs.map((j) => j.projection),
+    {
+      onProjectionDone: (name) => {
+        const job = jobs.find((j) => j.projection.name === name);
+        if (job) job.seconds += (performance.now() - started) / 1000;
+      },
+    },
+  );
 }
 
 async function finish(

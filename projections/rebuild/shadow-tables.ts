@@ -21,14 +21,17 @@ export async function shadowExists(db: Queryable, projection: Projection): Promi
 /**
  * Creates empty shadow tables with the live columns, defaults, generated columns, checks and keys
  * (primary and unique: the writers' upserts need them), but none of the secondary indexes: those are
- * built once, at the end, by `indexShadow`.
+ * built once, at the end (`shadowIndexes`). Autovacuum stays off them while they fill: it would scan
+ * tables nobody reads yet, competing with the rebuild for the same cores; they are analyzed once
+ * their indexes are built, and the swap turns autovacuum back on.
  */
 export async function createShadow(db: Queryable, projection: Projection): Promise<void> {
   const shadow = shadowTables(projection);
   for (const table of projection.tables) {
     await db.query(`DROP TABLE IF EXISTS ${shadow[table]}`);
     await db.query(
-      `CREATE TABLE ${shadow[table]} (LIKE ${table} INCLUDING DEFAULTS INCLUDING GENERATED INCLUDING CONSTRAINTS INCLUDING STORAGE)`,
+      `CREATE TABLE ${shadow[table]} (LIKE ${table} INCLUDING DEFAULTS INCLUDING GENERATED INCLUDING CONSTRAINTS INCLUDING STORAGE)
+       WITH (autovacuum_enabled = false)`,
     );
     const { rows } = await db.query<{ name: string; definition: string }>(
       `SELECT conname AS name, pg_get_constraintdef(oid) AS definition FROM pg_constraint
@@ -41,11 +44,21 @@ export async function createShadow(db: Queryable, projection: Projection): Promi
   }
 }
 
+export interface ShadowIndex {
+  /** The live table it belongs to. */
+  table: string;
+  name: string;
+  /** `CREATE INDEX IF NOT EXISTS … ON <table>__shadow …`. */
+  sql: string;
+  /** The index method: a trigram `gin` costs several times a `btree` of the same table. */
+  method: string;
+}
+
 /** The live table's indexes that back no constraint, as `CREATE INDEX` statements for its shadow. */
-async function secondaryIndexes(db: Queryable, table: string): Promise<{ name: string; sql: string }[]> {
-  const { rows } = await db.query<{ name: string; definition: string }>(
-    `SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition
-     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+async function secondaryIndexes(db: Queryable, table: string): Promise<ShadowIndex[]> {
+  const { rows } = await db.query<{ name: string; definition: string; method: string }>(
+    `SELECT c.relname AS name, pg_get_indexdef(i.indexrelid) AS definition, am.amname AS method
+     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
      WHERE i.indrelid = $1::regclass
        AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)
      ORDER BY c.relname`,
@@ -57,24 +70,31 @@ async function secondaryIndexes(db: Queryable, table: string): Promise<{ name: s
     // A name left by an older rebuild may still carry the suffix; the shadow's gets exactly one.
     const name = `${r.name.replace(/__shadow$/, '')}${SUFFIX}`;
     return {
+      table,
       name,
       sql: `CREATE ${match[1] ?? ''}INDEX IF NOT EXISTS ${name} ON ${table}${SUFFIX} ${match[2]}`,
+      method: r.method,
     };
   });
 }
 
-/**
- * Builds every secondary index of the live tables on the shadow tables, once, then analyzes them.
- * Call it outside a transaction: each index is its own short statement, so no transaction stays open
- * across all of them (commit-safe readers everywhere wait for the oldest running transaction).
- */
-export async function indexShadow(db: Queryable, projection: Projection): Promise<void> {
-  const shadow = shadowTables(projection);
-  for (const table of projection.tables) {
-    for (const index of await secondaryIndexes(db, table)) await db.query(index.sql);
-    await db.query(`ANALYZE ${shadow[table]}`);
-  }
+/** Every secondary index the projection's shadow tables still need (see `buildShadowIndexes`). */
+export async function shadowIndexes(db: Queryable, projection: Projection): Promise<ShadowIndex[]> {
+  const all: ShadowIndex[] = [];
+  for (const table of projection.tables) all.push(...(await secondaryIndexes(db, table)));
+  return all;
 }
+
+/** Pages of a shadow table: how its index builds are ordered (the biggest first). */
+export async function shadowPages(db: Queryable, table: string): Promise<number> {
+  const { rows } = await db.query<{ pages: number }>(
+    'SELECT (pg_relation_size($1::regclass) / 8192)::int AS pages',
+    [`${table}${SUFFIX}`],
+  );
+  return rows[0]?.pages ?? 0;
+}
+
+export const analyzeShadow = (db: Queryable, table: string) => db.query(`ANALYZE ${table}${SUFFIX}`);
 
 /**
  * Inside the caller's transaction: drops the live tables and renames the shadows (with their indexes
@@ -85,6 +105,7 @@ export async function swapInShadow(db: Queryable, projection: Projection): Promi
   for (const table of projection.tables) {
     await db.query(`DROP TABLE ${table}`);
     await db.query(`ALTER TABLE ${shadow[table]} RENAME TO ${table}`);
+    await db.query(`ALTER TABLE ${table} RESET (autovacuum_enabled)`);
     const { rows } = await db.query<{ name: string }>(
       `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
        WHERE i.indrelid = $1::regclass AND c.relname LIKE '%\\_\\_shadow' ORDER BY c.relname`,

@@ -5,6 +5,10 @@
  *
  *   npx tsx tests/bench/replay.bench.ts --competitors=100000,400000 --rounds=3
  *
+ * Seeding 400k competitors takes minutes: `--keep=1` keeps each size's seeded database (named
+ * rivals_replay_keep_<size>) and reuses it on the next run (`--rounds=0` only seeds); drop them by
+ * hand when done.
+ *
  * Prints per size: events, both rates (median and spread of the rounds), the ratio (target ≥ 50%),
  * the peak RSS while rebuilding, and across sizes the time per event of the largest vs the smallest
  * (linear: within ±20%).
@@ -19,10 +23,13 @@ import { createCommandRouter } from '#services/command-router.ts';
 import { seedCompetitors } from '#services/seed/seed-competitors.ts';
 import { knob, listKnob } from './support/knobs.ts';
 import { fmt, medianSpread, report } from './support/stats.ts';
-import { openScratchPostgres } from './support/services.ts';
+import { openKeptPostgres, openScratchPostgres } from './support/services.ts';
 
 const sizes = listKnob('competitors', [20_000, 80_000]);
 const rounds = knob('rounds', 3);
+const keep = knob('keep', 0) === 1;
+/** `--fill-live=0`: a kept database's empty live tables stay empty before the rounds (saves one rebuild). */
+const fillLive = knob('fill-live', 1) === 1;
 
 /** The floor: read the whole log in commit order, 1,000 at a time, one upsert statement per batch. */
 async function plainPass(db: Database): Promise<number> {
@@ -84,18 +91,58 @@ async function measured<T>(work: () => Promise<T>): Promise<{ result: T; seconds
 
 const perEvent: { size: number; microseconds: number }[] = [];
 
+/** Where a rebuild's time goes: the one pass, the index builds, then catch-up and swaps. */
+function phaseClock() {
+  const started = performance.now();
+  const firsts = new Map<string, number>();
+  return {
+    onPhase: (_projection: string, phase: string) => {
+      if (!firsts.has(phase)) firsts.set(phase, performance.now());
+    },
+    describe(): string {
+      const now = performance.now();
+      const indexing = firsts.get('indexing') ?? now;
+      const after = Math.min(firsts.get('catching up') ?? now, firsts.get('swapping') ?? now);
+      const s = (ms: number) => `${fmt(ms / 1000)} s`;
+      return `pass ${s(indexing - started)}, indexes ${s(after - indexing)}, catch-up and swaps ${s(now - after)}`;
+    },
+  };
+}
+
+/** Competitors already seeded (a kept database, or one whose seeding was interrupted). */
+async function seededCount(db: Database): Promise<number> {
+  const { rows } = await db.pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM event_streams WHERE stream LIKE 'competitor-name-%'`,
+  );
+  return rows[0]?.n ?? 0;
+}
+
 for (const size of sizes) {
-  const db = await openScratchPostgres({ label: 'replay' });
+  const db: Database & { drop?: () => Promise<void> } = keep
+    ? await openKeptPostgres(`rivals_replay_keep_${size}`)
+    : await openScratchPostgres({ label: 'replay' });
   try {
     const store = createEventStore(db.pool, eventRegistry);
-    await bootstrapContent(store, createCommandRouter(store), { demoData: false });
-    process.stdout.write(`seeding ${fmt(size)} competitors\n`);
-    await seedCompetitors(db.pool, store, { count: size, seed: 1 });
-    await db.pool.query('ANALYZE');
+    const missing = size - (await seededCount(db));
+    if (missing > 0) {
+      await bootstrapContent(store, createCommandRouter(store), { demoData: false });
+      process.stdout.write(`seeding ${fmt(missing)} competitors\n`);
+      const started = performance.now();
+      await seedCompetitors(db.pool, store, { count: missing, seed: 1 });
+      process.stdout.write(`  seeded in ${fmt((performance.now() - started) / 1000)} s\n`);
+      await db.pool.query('ANALYZE');
+    }
+    // `--rounds=0 --keep=1` only prepares the databases (seeding is the slow part).
+    if (rounds === 0) continue;
     const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events');
     const events = rows[0]?.n ?? 0;
-    // The live tables exist as the runner would leave them (a rebuild replaces them).
-    await rebuildProjections(db, store, allProjections);
+    // The live tables exist as the runner would leave them (a rebuild replaces them); a kept
+    // database's already do.
+    const { rows: live } = await db.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM projection_checkpoints WHERE position > 0',
+    );
+    if (!keep || (fillLive && (live[0]?.n ?? 0) < allProjections.length))
+      await rebuildProjections(db, store, allProjections);
 
     const plainRates: number[] = [];
     const rebuildRates: number[] = [];
@@ -104,7 +151,10 @@ for (const size of sizes) {
     const seconds: number[] = [];
     for (let round = 1; round <= rounds; round++) {
       const plain = await measured(() => plainPass(db));
-      const rebuilt = await measured(() => rebuildProjections(db, store, allProjections));
+      const phases = phaseClock();
+      const rebuilt = await measured(() =>
+        rebuildProjections(db, store, allProjections, { restart: true, onPhase: phases.onPhase }),
+      );
       const plainRate = plain.result / plain.seconds;
       const rebuildRate = events / rebuilt.seconds;
       plainRates.push(plainRate);
@@ -113,7 +163,7 @@ for (const size of sizes) {
       peaks.push(rebuilt.peakMb);
       seconds.push(rebuilt.seconds);
       process.stdout.write(
-        `  round ${round}: plain ${fmt(plainRate, 0)} ev/s (${fmt(plain.seconds)} s), rebuild all ${fmt(rebuildRate, 0)} ev/s (${fmt(rebuilt.seconds)} s), peak RSS ${fmt(rebuilt.peakMb, 0)} MB\n`,
+        `  round ${round}: plain ${fmt(plainRate, 0)} ev/s (${fmt(plain.seconds)} s), rebuild all ${fmt(rebuildRate, 0)} ev/s (${fmt(rebuilt.seconds)} s), peak RSS ${fmt(rebuilt.peakMb, 0)} MB\n    ${phases.describe()}\n`,
       );
     }
     const plain = medianSpread(plainRates);
@@ -132,7 +182,7 @@ for (const size of sizes) {
       rounds,
     });
   } finally {
-    await db.drop();
+    await (db.drop ?? db.close)();
   }
 }
 

@@ -1,14 +1,19 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventStore } from '#events/store/event-store.ts';
+import { lockDataDir } from '#infra/db/data-dir-lock.ts';
+import { openEmbeddedDatabase } from '#infra/db/open-embedded.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { competitorListProjection } from '#projections/competitor-list/competitor-list.projection.ts';
 import { RebuildBusyError, takeRebuildLease } from '#projections/rebuild/rebuild-lease.ts';
 import { rebuildProjections } from '#projections/rebuild/rebuild.ts';
 import type { ProjectionRunner } from '#projections/runner.ts';
 import { seedCompetitors } from '#services/seed/seed-competitors.ts';
-import { databaseBackends } from '#tests/support/environment.ts';
+import { databaseBackends, type BackendKind } from '#tests/support/environment.ts';
 import { writeSide } from '#tests/support/runtime-pieces.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
@@ -112,16 +117,49 @@ describe.each(databaseBackends)('rebuilding projections on %s', (backend) => {
   });
 });
 
-/** Runs the CLI against a Postgres database (scaled mode needs a session secret). */
-function startCli(url: string, args: string[]) {
+/** Where the CLI processes find the database: a Postgres URL, or an embedded data folder. */
+interface CliTarget {
+  env: Record<string, string>;
+  /** The Postgres database, open in this process too (none for the embedded folder). */
+  db?: TestDatabase;
+  /** A query from this process; on the embedded folder only while no CLI process holds it. */
+  query<T>(sql: string): Promise<T[]>;
+  cleanup(): Promise<void>;
+}
+
+async function cliTarget(backend: BackendKind): Promise<CliTarget> {
+  if (backend === 'postgres') {
+    const db = await createTestDatabase('postgres');
+    return {
+      // Scaled mode needs a session secret.
+      env: { DATABASE_URL: db.url as string, SESSION_SECRET: 'x'.repeat(40) },
+      db,
+      query: async <T>(sql: string) => (await db.pool.query(sql)).rows as T[],
+      cleanup: () => db.drop(),
+    };
+  }
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'rivals-rebuild-'));
+  return {
+    env: { DATA_DIR: dir },
+    async query<T>(sql: string) {
+      const lock = await lockDataDir(dir, 'the rebuild test');
+      const db = await openEmbeddedDatabase(dir);
+      try {
+        return (await db.pool.query(sql)).rows as T[];
+      } finally {
+        await db.close();
+        await lock.release();
+      }
+    },
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Runs the CLI as an operator would; with `LOG_LEVEL=debug` it logs each committed rebuild batch. */
+function startCli(target: CliTarget, args: string[], logLevel = 'warn') {
   const child = spawn(process.execPath, ['--import', 'tsx', 'web/cli.server.ts', ...args], {
     cwd: root,
-    env: {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: url,
-      SESSION_SECRET: 'x'.repeat(40),
-      LOG_LEVEL: 'warn',
-    },
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: logLevel, ...target.env },
   });
   let stdout = '';
   let stderr = '';
@@ -133,78 +171,103 @@ function startCli(url: string, args: string[]) {
     stdout: string;
     stderr: string;
   }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return { child, done };
+  /** Resolves at the first stdout line matching `line` (false if the process ends without one). */
+  const saw = (line: RegExp) =>
+    new Promise<boolean>((resolve) => {
+      const found = () => stdout.split('\n').some((l) => line.test(l));
+      const check = () => {
+        if (!found()) return;
+        child.stdout.off('data', check);
+        resolve(true);
+      };
+      child.stdout.on('data', check);
+      void done.then(() => resolve(found()));
+    });
+  return { child, done, saw };
 }
 
-// Real processes against a real server (the embedded database is one process's alone).
-describe.each(databaseBackends.filter((b) => b === 'postgres'))('a rebuild killed midway (%s, CLI)', () => {
-  let db: TestDatabase;
-  let store: EventStore;
+const lastJson = <T>(stdout: string): T => JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as T;
+
+// Real processes, as operators run them: on Postgres, and on an embedded data folder (which only one
+// process may open at a time, so this test opens it only between the CLI runs).
+describe.each(databaseBackends)('a rebuild killed midway (%s, CLI)', (backend) => {
+  let target: CliTarget;
 
   beforeAll(async () => {
-    db = await createTestDatabase('postgres');
-    let runner: ProjectionRunner;
-    ({ store, runner } = await writeSide(db));
-    await seedCompetitors(db.pool, store, { count: 2_000, seed: 5 });
-    for (const p of allProjections) await runner.catchUp(p);
-  });
-  afterAll(async () => db.drop());
+    target = await cliTarget(backend);
+    const seeded = await startCli(target, ['seed', '--competitors', '600', '--seed', '5']).done;
+    expect(seeded.code, seeded.stderr).toBe(0);
+  }, 300_000);
+  afterAll(async () => target.cleanup());
 
-  it('resumes from its shadow checkpoint after SIGKILL and ends equal to a fresh rebuild', async () => {
-    const url = db.url as string;
-    const first = startCli(url, ['replay', '--batch-size', '100']);
-    // Kill it once some, but not all, batches are committed into the shadows.
-    let killedAt = 0;
-    for (;;) {
-      const { rows } = await db.pool.query<{ position: number }>(
-        `SELECT min(position) AS position FROM projection_rebuilds`,
+  it(
+    'resumes from its shadow checkpoint after SIGKILL and ends equal to a fresh rebuild',
+    {
+      timeout: 300_000,
+    },
+    async () => {
+      const first = startCli(target, ['replay', '--batch-size', '100'], 'debug');
+      // Killed as soon as a batch of the competitor list is committed into its shadows (the log holds
+      // dozens of batches).
+      expect(await first.saw(/"projection":"competitor-list".*rebuild batch committed/)).toBe(true);
+      first.child.kill('SIGKILL');
+      const killed = await first.done;
+      expect(killed.signal).toBe('SIGKILL');
+      const [progress] = await target.query<{ at: number; head: number }>(
+        `SELECT (SELECT position FROM projection_rebuilds WHERE projection = 'competitor-list')::int AS at,
+              (SELECT max(position) FROM events)::int AS head`,
       );
-      const at = rows[0]?.position ?? 0;
-      if (at > 0) {
-        first.child.kill('SIGKILL');
-        killedAt = at;
-        break;
+      expect(progress?.at).toBeGreaterThan(0);
+      expect(progress?.at).toBeLessThan(progress?.head ?? 0);
+
+      const resumed = await startCli(target, ['replay', '--json']).done;
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stderr).toMatch(/Resuming the interrupted rebuild of competitor-list from position \d+/);
+      const summary = lastJson<{ projections: { projection: string; resumedFrom: number | null }[] }>(
+        resumed.stdout,
+      );
+      expect(summary.projections.every((p) => p.resumedFrom !== null)).toBe(true);
+
+      // A fresh rebuild (from the first event) compared with what the resumed one swapped in.
+      const fresh = await startCli(target, ['replay', '--dry-run', '--restart', '--json']).done;
+      expect(fresh.code, fresh.stderr).toBe(0);
+      const compared = lastJson<{ projections: { projection: string; differences: number }[] }>(fresh.stdout);
+      expect(compared.projections.map((p) => [p.projection, p.differences])).toEqual(
+        allProjections.map((p) => [p.name, 0]),
+      );
+    },
+  );
+
+  it('refuses a concurrent rebuild from another process, naming the holder', async () => {
+    const db = target.db;
+    if (db) {
+      // Postgres: another process's rebuild of the same projection holds its lease.
+      const lease = await takeRebuildLease(db, ['audit-log']);
+      try {
+        await db.pool.query(
+          `INSERT INTO projection_rebuilds (projection, version, holder) VALUES ('audit-log', 1, 'someone@elsewhere pid 7')
+           ON CONFLICT (projection) DO UPDATE SET holder = EXCLUDED.holder`,
+        );
+        const refused = await startCli(target, ['replay', '--projection', 'audit-log']).done;
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain('audit-log is already being rebuilt by someone@elsewhere pid 7');
+      } finally {
+        await lease.release();
+        await db.pool.query(`DELETE FROM projection_rebuilds WHERE projection = 'audit-log'`);
       }
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      return;
     }
-    const killed = await first.done;
-    expect(killed.signal).toBe('SIGKILL');
-    const { rows: head } = await db.pool.query<{ head: number }>(
-      'SELECT max(position)::int AS head FROM events',
-    );
-    expect(killedAt).toBeLessThan(head[0]?.head ?? 0);
-
-    const resumed = await startCli(url, ['replay', '--json']).done;
-    expect(resumed.code).toBe(0);
-    expect(resumed.stderr).toMatch(/Resuming the interrupted rebuild of competitor-list from position \d+/);
-    const summary = JSON.parse(resumed.stdout.trim().split('\n').at(-1) ?? '{}') as {
-      projections: { projection: string; resumedFrom: number | null }[];
-    };
-    expect(summary.projections.every((p) => p.resumedFrom !== null)).toBe(true);
-
-    // A fresh rebuild (from the first event) compared with what the resumed one swapped in.
-    const fresh = await startCli(url, ['replay', '--dry-run', '--restart', '--json']).done;
-    expect(fresh.code).toBe(0);
-    const compared = JSON.parse(fresh.stdout.trim().split('\n').at(-1) ?? '{}') as {
-      projections: { projection: string; differences: number }[];
-    };
-    expect(compared.projections.map((p) => [p.projection, p.differences])).toEqual(
-      allProjections.map((p) => [p.name, 0]),
-    );
-  });
-
-  it('refuses a concurrent rebuild of the same projection from another process, naming the holder', async () => {
-    const lease = await takeRebuildLease(db, ['audit-log']);
+    // Embedded: a second process cannot even open the folder while a rebuild has it; the refusal names
+    // the process that holds it (here this test, holding the folder as a rebuild would).
+    const lock = await lockDataDir(target.env.DATA_DIR as string, 'the command "replay"');
     try {
-      await db.pool.query(
-        `INSERT INTO projection_rebuilds (projection, version, holder) VALUES ('audit-log', 1, 'someone@elsewhere pid 7')`,
-      );
-      const refused = await startCli(db.url as string, ['replay', '--projection', 'audit-log']).done;
+      const refused = await startCli(target, ['replay', '--projection', 'audit-log']).done;
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain('audit-log is already being rebuilt by someone@elsewhere pid 7');
+      expect(refused.stderr).toContain(
+        `is in use by another Rivals process (pid ${process.pid}, the command "replay"`,
+      );
     } finally {
-      await lease.release();
-      await db.pool.query(`DELETE FROM projection_rebuilds WHERE projection = 'audit-log'`);
+      await lock.release();
     }
   });
 });

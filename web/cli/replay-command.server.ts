@@ -93,7 +93,11 @@ export function register(program: Command): void {
                 );
               bars.set(projection, progress?.add(projection.padEnd(16), total, done) ?? noBar);
             },
-            onProgress: (projection, done) => bars.get(projection)?.update(done),
+            onProgress: (projection, done) => {
+              // Each call follows a commit of the projection's shadow rows and checkpoint.
+              log.debug({ projection, done }, 'rebuild batch committed');
+              bars.get(projection)?.update(done);
+            },
             onPhase: (projection, phase) => bars.get(projection)?.phase(phase),
           });
         } catch (error) {

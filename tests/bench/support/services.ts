@@ -69,6 +69,20 @@ export async function openScratchPostgres(
   };
 }
 
+/**
+ * A migrated database of that name, created if missing and kept (for benchmarks whose seeding is the
+ * slow part); `close()` only closes the pool.
+ */
+export async function openKeptPostgres(name: string): Promise<Database> {
+  const exists = await admin((c) => c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]));
+  if (exists.rowCount === 0) await admin((c) => c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`));
+  const url = new URL(postgresUrl);
+  url.pathname = `/${name}`;
+  const db = await openPostgresDatabase(url.toString(), silentLog);
+  await migrate(db.pool);
+  return db;
+}
+
 export const assetsDir = path.join(repoRoot, 'dist/assets');
 
 /**
