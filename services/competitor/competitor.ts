@@ -5,7 +5,13 @@ import type {
   UpdateCompetitorNoteCommand,
 } from '#events/competitor/commands.ts';
 import type { CompetitorEvent } from '#events/competitor/events.ts';
-import { noteColumns, type CompetitorFields, type NoteColumn } from '#events/competitor/fields.ts';
+import {
+  noteColumns,
+  pickCompetitorFields as fieldsOf,
+  sameCompetitorFields as sameFields,
+  type CompetitorFields,
+  type NoteColumn,
+} from '#events/competitor/fields.ts';
 import type { Actor } from '#events/envelope.ts';
 import { assertNever } from '#infra/assert-never.ts';
 import { accept, reject, type Decider, type Decision } from '../decider.ts';
@@ -39,27 +45,6 @@ const emptyNotes = (): Record<NoteColumn, NoteState> =>
     NoteColumn,
     NoteState
   >;
-
-const sameFields = (a: CompetitorFields, b: CompetitorFields): boolean =>
-  a.name === b.name &&
-  a.website === b.website &&
-  a.segmentId === b.segmentId &&
-  a.threat === b.threat &&
-  a.headquarters === b.headquarters;
-
-const fieldsOf = ({
-  name,
-  website,
-  segmentId,
-  threat,
-  headquarters,
-}: CompetitorFields): CompetitorFields => ({
-  name,
-  website,
-  segmentId,
-  threat,
-  headquarters,
-});
 
 export const competitorDecider: Decider<CompetitorStreamCommand, CompetitorEvent, CompetitorState> = {
   initialState: () => ({ status: 'absent' }),

@@ -1,17 +1,11 @@
-import { threats } from '#events/competitor/fields.ts';
+import { threats, type CompetitorFieldName } from '#events/competitor/fields.ts';
 import type { Segment } from '#projections/segment-board/segment-board.queries.ts';
 import { CommandKeyField, CsrfField, Field } from '../../components/form-field.tsx';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 
-export interface CompetitorFormValues {
-  name: string;
-  website: string;
-  segmentId: string;
-  threat: string;
-  headquarters: string;
-  expectedVersion?: string;
-}
+/** The form as typed: every competitor field as text, and the version the form was opened with. */
+export type CompetitorFormValues = Record<CompetitorFieldName, string> & { expectedVersion?: string };
 
 export const emptyCompetitorForm: CompetitorFormValues = {
   name: '',
