@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { eventRegistry } from '#events/all-events.ts';
 import type { CommandBus } from '#events/bus/command-bus.ts';
-import { MemoryCommandBus } from '#events/bus/memory-command-bus.ts';
-import { RedisCommandBus } from '#events/bus/redis-command-bus.ts';
-import { MemoryResultChannel, RedisResultChannel, type ResultChannel } from '#events/bus/result-channel.ts';
+import { openBus } from '#events/bus/open-bus.ts';
+import type { ResultChannel } from '#events/bus/result-channel.ts';
 import { CommandInbox } from '#events/store/command-inbox.ts';
 import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import type { Config } from '#infra/config.ts';
@@ -14,14 +13,14 @@ import { openDatabase } from '#infra/db/open-database.ts';
 import type { Logger } from '#infra/logger.ts';
 import { createMetrics, type Metrics } from '#infra/metrics.ts';
 import { Readiness } from '#infra/readiness.ts';
-import { createRedisClient, type Redis } from '#infra/redis.ts';
+import type { Redis } from '#infra/redis.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
 import { ProjectionWatcher } from '#projections/watcher.ts';
 import { CommandGateway } from '#services/command-gateway.ts';
 import { createCommandRouter, type CommandRouter } from '#services/command-router.ts';
 import { StateCache } from '#services/state-cache.ts';
-import { startCommandWorker, type Worker } from '#services/command-worker.ts';
+import { startCommandWorker } from '#services/command-worker.ts';
 import { startInboxSweeper } from '#services/inbox-sweeper.ts';
 
 /** Everything a process needs, wired once from the configuration and passed in from here on. */
@@ -59,108 +58,89 @@ export interface RuntimeOptions {
 export async function startRuntime(config: Config, log: Logger, options: RuntimeOptions): Promise<Runtime> {
   const instanceId = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const db = options.db ?? (await openDatabase(config, log, { purpose: options.purpose }));
-  const closers: (() => Promise<unknown>)[] = options.db ? [] : [() => db.close()];
-  const close = async () => {
-    for (const closeOne of closers.reverse())
-      await closeOne().catch((e: unknown) => log.warn({ err: e }, 'close failed'));
-  };
+  const closers = closeInReverse(log);
+  if (!options.db) closers.push(() => db.close());
   try {
-    const applied = await migrate(db.pool);
-    if (applied.length > 0) log.info({ applied }, 'database migrated');
+    await migrateAndLog(db, log);
     const store = createEventStore(db.pool, eventRegistry);
     // One cache of folded aggregate states per process (only the worker decides commands).
     const route = createCommandRouter(store, { cache: new StateCache() });
-    const busOptions = { claimIdleMs: options.claimIdleMs, consumerIdleMs: config.BUS_CONSUMER_IDLE_MS };
-
-    let bus: CommandBus;
-    let results: ResultChannel;
-    let redis: Redis | undefined;
-    if (config.REDIS_URL) {
-      const url = config.REDIS_URL;
-      redis = createRedisClient(url, log, { name: 'commands' });
-      const blocking = createRedisClient(url, log, { name: 'bus-reader', blockMs: 2_000 });
-      const subscriber = createRedisClient(url, log, { name: 'results', subscriber: true });
-      const redisBus = new RedisCommandBus(redis, blocking, config.REDIS_PREFIX, busOptions);
-      await redisBus.ensureGroup();
-      const channel = new RedisResultChannel(redis, subscriber, config.REDIS_PREFIX, instanceId);
-      await channel.whenReady();
-      bus = redisBus;
-      results = channel;
-      const client = redis;
-      closers.push(() => client.quit());
-    } else {
-      bus = new MemoryCommandBus(busOptions);
-      results = new MemoryResultChannel();
-    }
-    closers.push(
-      () => bus.close(),
-      () => results.close(),
-    );
-
+    const opened = await openBus(config, log, { instanceId, claimIdleMs: options.claimIdleMs });
+    closers.push(() => opened.close());
+    const { bus, results, redis } = opened;
     const inbox = new CommandInbox(db.pool);
     const gateway = new CommandGateway({ bus, results, store, inbox, log });
-    const readiness = new Readiness();
     const watcher = new ProjectionWatcher(db);
     await watcher.start();
     closers.push(() => watcher.stop());
-
-    if (db.kind === 'embedded') {
-      // PGlite has no autovacuum daemon: keep planner statistics fresh ourselves.
-      const analyze = () =>
-        db.pool.query('ANALYZE').catch((e: unknown) => log.warn({ err: e }, 'ANALYZE failed'));
-      await analyze();
-      const timer = setInterval(() => void analyze(), 15 * 60 * 1000);
-      timer.unref();
-      closers.push(async () => clearInterval(timer));
-    }
-
-    const metrics = createMetrics();
-    const work = options.work ?? config.ROLE !== 'web';
-    let runner: ProjectionRunner | undefined;
-    let worker: Worker | undefined;
-    if (work) {
-      runner = new ProjectionRunner({ db, store, projections: allProjections, log });
-      await runner.start();
-      const startedRunner = runner;
-      closers.push(() => startedRunner.stop());
-      worker = startCommandWorker({
-        bus,
-        results,
-        route,
-        log,
-        consumer: instanceId,
-        inbox,
-        onAppended: () => store.notifyAppended(),
-        onBus: (ok, error) => readiness.report('command bus', ok ? undefined : error),
-        onDatabase: (ok, error) => readiness.report('database (commands)', ok ? undefined : error),
-        onOutcome: (delivery, outcome) =>
-          metrics.commands.inc({ type: delivery.envelope.command.type, status: outcome.status }),
-      });
-      const startedWorker = worker;
-      closers.push(() => startedWorker.stop());
-      const sweeper = startInboxSweeper({ inbox, bus, log, resendAfterMs: config.INBOX_RESEND_AFTER_MS });
-      closers.push(() => sweeper.stop());
-    }
-    return {
-      config,
-      log,
-      instanceId,
-      db,
-      store,
-      inbox,
-      bus,
-      results,
-      route,
-      gateway,
-      runner,
-      watcher,
-      redis,
-      metrics,
-      readiness,
-      close,
+    if (db.kind === 'embedded') closers.push(await keepStatisticsFresh(db, log));
+    const runtime: Runtime = {
+      ...{ config, log, instanceId, db, store, inbox, bus, results, route, gateway, watcher, redis },
+      runner: undefined,
+      metrics: createMetrics(),
+      readiness: new Readiness(),
+      close: closers.close,
     };
+    if (options.work ?? config.ROLE !== 'web') runtime.runner = await startWork(runtime, closers);
+    return runtime;
   } catch (error) {
-    await close();
+    await closers.close();
     throw error;
   }
+}
+
+/** Closers run newest first, each failure logged and the rest still run. */
+function closeInReverse(log: Logger) {
+  const closers: (() => Promise<unknown>)[] = [];
+  return {
+    push: (closer: () => Promise<unknown>) => void closers.push(closer),
+    close: async () => {
+      for (const closeOne of closers.reverse())
+        await closeOne().catch((e: unknown) => log.warn({ err: e }, 'close failed'));
+    },
+  };
+}
+type Closers = ReturnType<typeof closeInReverse>;
+
+async function migrateAndLog(db: Database, log: Logger): Promise<void> {
+  const applied = await migrate(db.pool);
+  if (applied.length > 0) log.info({ applied }, 'database migrated');
+}
+
+/** PGlite has no autovacuum daemon: keep planner statistics fresh ourselves. Resolves to the stop. */
+async function keepStatisticsFresh(db: Database, log: Logger): Promise<() => Promise<void>> {
+  const analyze = () =>
+    db.pool.query('ANALYZE').catch((e: unknown) => log.warn({ err: e }, 'ANALYZE failed'));
+  await analyze();
+  const timer = setInterval(() => void analyze(), 15 * 60 * 1000);
+  timer.unref();
+  return async () => clearInterval(timer);
+}
+
+/**
+ * The work of a worker process: the projection runner, the command worker and the inbox sweeper, each
+ * reporting to readiness and metrics.
+ */
+async function startWork(runtime: Runtime, closers: Closers): Promise<ProjectionRunner> {
+  const { config, log, db, store, bus, results, route, inbox, readiness, metrics } = runtime;
+  const runner = new ProjectionRunner({ db, store, projections: allProjections, log });
+  await runner.start();
+  closers.push(() => runner.stop());
+  const worker = startCommandWorker({
+    bus,
+    results,
+    route,
+    log,
+    consumer: runtime.instanceId,
+    inbox,
+    onAppended: () => store.notifyAppended(),
+    onBus: (ok, error) => readiness.report('command bus', ok ? undefined : error),
+    onDatabase: (ok, error) => readiness.report('database (commands)', ok ? undefined : error),
+    onOutcome: (delivery, outcome) =>
+      metrics.commands.inc({ type: delivery.envelope.command.type, status: outcome.status }),
+  });
+  closers.push(() => worker.stop());
+  const sweeper = startInboxSweeper({ inbox, bus, log, resendAfterMs: config.INBOX_RESEND_AFTER_MS });
+  closers.push(() => sweeper.stop());
+  return runner;
 }

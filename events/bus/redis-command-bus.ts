@@ -111,21 +111,33 @@ export class RedisCommandBus implements CommandBus {
   }
 
   async deadLetter(delivery: Delivery, error: string): Promise<void> {
+    await this.moveToDeadLetters(delivery.id, ['envelope', JSON.stringify(delivery.envelope)], {
+      error,
+      deliveryCount: delivery.deliveryCount,
+    });
+  }
+
+  /** Adds the entry to the dead letters and acknowledges it, in one transaction. */
+  private async moveToDeadLetters(
+    id: string,
+    [kind, body]: ['envelope' | 'raw', string],
+    { error, deliveryCount }: { error: string; deliveryCount: number },
+  ): Promise<void> {
     await this.redis
       .multi()
       .xadd(
         this.deadStream,
         '*',
         'id',
-        delivery.id,
-        'envelope',
-        JSON.stringify(delivery.envelope),
+        id,
+        kind,
+        body,
         'error',
         error,
         'deliveryCount',
-        String(delivery.deliveryCount),
+        String(deliveryCount),
       )
-      .xack(this.stream, GROUP, delivery.id)
+      .xack(this.stream, GROUP, id)
       .exec();
   }
 
@@ -295,22 +307,10 @@ export class RedisCommandBus implements CommandBus {
         deliveries.push({ id, envelope: parsed.data, deliveryCount: countOf(id) });
         continue;
       }
-      await this.redis
-        .multi()
-        .xadd(
-          this.deadStream,
-          '*',
-          'id',
-          id,
-          'raw',
-          raw,
-          'error',
-          'not a valid command envelope',
-          'deliveryCount',
-          '1',
-        )
-        .xack(this.stream, GROUP, id)
-        .exec();
+      await this.moveToDeadLetters(id, ['raw', raw], {
+        error: 'not a valid command envelope',
+        deliveryCount: 1,
+      });
     }
     return deliveries;
   }

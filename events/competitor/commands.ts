@@ -20,12 +20,16 @@ export const UpdateCompetitor = z.object({
   }),
 });
 
+/** One note as the notes dialog sends it (docs/behaviour.md §6); the protocol takes it `.strict()`. */
+export const noteEditPayload = z.object({
+  competitorId: z.uuid('Unknown competitor.'),
+  column: z.enum(noteColumns, { error: 'Column must be one of strengths, weaknesses, pricing, general.' }),
+  value: noteValue,
+});
+
 export const UpdateCompetitorNote = z.object({
   type: z.literal('UpdateCompetitorNote'),
-  payload: z.object({
-    competitorId: z.uuid('Unknown competitor.'),
-    column: z.enum(noteColumns, { error: 'Column must be one of strengths, weaknesses, pricing, general.' }),
-    value: noteValue,
+  payload: noteEditPayload.extend({
     /** The note version the dialog opened with; omitted or `overwrite` means last write wins. */
     expectedNoteVersion: z.number().int().nonnegative().optional(),
   }),

@@ -49,6 +49,17 @@ export const competitorFields = z.object({
 });
 export type CompetitorFields = z.infer<typeof competitorFields>;
 
+/** The field names, from the schema: the one list every layer copies, compares or labels fields by. */
+export const competitorFieldNames = competitorFields.keyof().options;
+export type CompetitorFieldName = (typeof competitorFieldNames)[number];
+
+/** Just the competitor fields of a payload, event or row that carries more. */
+export const pickCompetitorFields = (source: CompetitorFields): CompetitorFields =>
+  Object.fromEntries(competitorFieldNames.map((name) => [name, source[name]])) as CompetitorFields;
+
+export const sameCompetitorFields = (a: CompetitorFields, b: CompetitorFields): boolean =>
+  competitorFieldNames.every((name) => a[name] === b[name]);
+
 export const noteValue = text('A note', { multiline: true })
   .max(NOTE_MAX_LENGTH, `A note can be at most ${NOTE_MAX_LENGTH.toLocaleString('en-US')} characters.`)
   .refine((v) => v.trim().length > 0, 'Value is required!');

@@ -1,4 +1,9 @@
 import type { CompetitorEvent, CompetitorNameEvent } from '#events/competitor/events.ts';
+import {
+  competitorFieldNames,
+  pickCompetitorFields,
+  type CompetitorFieldName,
+} from '#events/competitor/fields.ts';
 import type { Recorded } from '#events/envelope.ts';
 import type { OrderingEvent } from '#events/ordering/events.ts';
 import type { SegmentEvent } from '#events/segment/events.ts';
@@ -37,7 +42,7 @@ export interface AuditLine {
   subject?: { id: string } & Subject;
 }
 
-const fieldLabels: Record<string, string> = {
+const fieldLabels: Record<CompetitorFieldName, string> = {
   name: 'name',
   website: 'website',
   segmentId: 'segment',
@@ -51,8 +56,8 @@ const show = (v: string | null | undefined) => (v ? `“${v}”` : 'nothing');
 export function auditLine(event: AuditedEvent, known: (id: string) => Subject | undefined): AuditLine {
   switch (event.type) {
     case 'CompetitorAdded': {
-      const { competitorId, name, website, segmentId, threat, headquarters } = event.data;
-      const fields = { name, website, segmentId, threat, headquarters };
+      const { competitorId, name, segmentId, threat } = event.data;
+      const fields = pickCompetitorFields(event.data);
       return {
         competitorId,
         competitorName: name,
@@ -61,12 +66,12 @@ export function auditLine(event: AuditedEvent, known: (id: string) => Subject | 
       };
     }
     case 'CompetitorUpdated': {
-      const { competitorId, name, website, threat, headquarters } = event.data;
+      const { competitorId, name } = event.data;
       const before = known(competitorId);
       // Only version 1 events carry a segment; a later segment change has its own line (a board move).
-      const segmentId = event.data.segmentId ?? before?.fields.segmentId ?? null;
-      const fields: Record<string, string | null> = { name, website, segmentId, threat, headquarters };
-      const changes = Object.keys(fieldLabels)
+      const segmentId = event.data.segmentId ?? before?.fields.segmentId ?? '';
+      const fields = pickCompetitorFields({ ...event.data, segmentId });
+      const changes = competitorFieldNames
         .filter((k) => before && before.fields[k] !== fields[k])
         .map((k) => `${fieldLabels[k]} from ${show(before?.fields[k])} to ${show(fields[k])}`);
       return {

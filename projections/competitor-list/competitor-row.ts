@@ -1,5 +1,5 @@
 import type { CompetitorEvent } from '#events/competitor/events.ts';
-import type { NoteColumn, Threat } from '#events/competitor/fields.ts';
+import { pickCompetitorFields, type CompetitorFields, type NoteColumn } from '#events/competitor/fields.ts';
 import type { Recorded } from '#events/envelope.ts';
 import { assertNever } from '#infra/assert-never.ts';
 
@@ -11,14 +11,9 @@ export interface NoteMeta {
 }
 
 /** One row of the competitor list, as the projection computes it. */
-export interface CompetitorRow {
+export interface CompetitorRow extends CompetitorFields {
   id: string;
-  name: string;
-  website: string | null;
-  segmentId: string;
   segmentName: string;
-  threat: Threat;
-  headquarters: string | null;
   rank: number;
   notes: Record<NoteColumn, string>;
   noteMeta: Partial<Record<NoteColumn, NoteMeta>>;
@@ -45,15 +40,11 @@ export function evolveCompetitorRow(
   const at = event.metadata.at;
   switch (event.type) {
     case 'CompetitorAdded': {
-      const { competitorId, name, website, segmentId, threat, headquarters } = event.data;
+      const fields = pickCompetitorFields(event.data);
       return {
-        id: competitorId,
-        name,
-        website,
-        segmentId,
-        segmentName: context.segmentName(segmentId),
-        threat,
-        headquarters,
+        id: event.data.competitorId,
+        ...fields,
+        segmentName: context.segmentName(fields.segmentId),
         rank: context.nextRank(),
         notes: { strengths: '', weaknesses: '', pricing: '', general: '' },
         noteMeta: {},
@@ -64,17 +55,15 @@ export function evolveCompetitorRow(
     }
     case 'CompetitorUpdated': {
       if (!row) return row;
-      const { name, website, threat, headquarters } = event.data;
       // Only version 1 events carry a segment; since then a segment change is a board move.
-      const segmentId = event.data.segmentId ?? row.segmentId;
+      const fields = pickCompetitorFields({
+        ...event.data,
+        segmentId: event.data.segmentId ?? row.segmentId,
+      });
       return {
         ...row,
-        name,
-        website,
-        segmentId,
-        segmentName: context.segmentName(segmentId),
-        threat,
-        headquarters,
+        ...fields,
+        segmentName: context.segmentName(fields.segmentId),
         version: event.streamVersion,
         updatedAt: at,
       };

@@ -5,7 +5,13 @@ import type {
   UpdateCompetitorNoteCommand,
 } from '#events/competitor/commands.ts';
 import type { CompetitorEvent } from '#events/competitor/events.ts';
-import { noteColumns, type CompetitorFields, type NoteColumn } from '#events/competitor/fields.ts';
+import {
+  noteColumns,
+  pickCompetitorFields as fieldsOf,
+  sameCompetitorFields as sameFields,
+  type CompetitorFields,
+  type NoteColumn,
+} from '#events/competitor/fields.ts';
 import type { Actor } from '#events/envelope.ts';
 import { assertNever } from '#infra/assert-never.ts';
 import { accept, reject, type Decider, type Decision } from '../decider.ts';
@@ -44,21 +50,7 @@ const emptyNotes = (): Record<NoteColumn, NoteState> =>
 
 /** The fields an edit writes to the competitor stream; the segment is a board move (the ordering stream). */
 const sameEditedFields = (a: CompetitorFields, b: CompetitorFields): boolean =>
-  a.name === b.name && a.website === b.website && a.threat === b.threat && a.headquarters === b.headquarters;
-
-const fieldsOf = ({
-  name,
-  website,
-  segmentId,
-  threat,
-  headquarters,
-}: CompetitorFields): CompetitorFields => ({
-  name,
-  website,
-  segmentId,
-  threat,
-  headquarters,
-});
+  sameFields({ ...a, segmentId: b.segmentId }, b);
 
 export const competitorDecider: Decider<CompetitorStreamCommand, CompetitorEvent, CompetitorState> = {
   initialState: () => ({ status: 'absent' }),

@@ -23,6 +23,7 @@ import { caseKnob, knob, listKnob } from './support/knobs.ts';
 import { openScratchPostgres } from './support/services.ts';
 import { reportMachine } from './support/machine.ts';
 import { medianSpread, report } from './support/stats.ts';
+import { benchNoteText, createPlainTable } from './support/plain-inserts.ts';
 
 const rounds = knob('rounds', 3);
 const seconds = knob('duration', 2);
@@ -41,7 +42,7 @@ const metadata: EventMetadata = {
   correlationId: 'bench',
   at: new Date().toISOString(),
 };
-const noteText = 'A note of ordinary length, as people write them in the notes dialog. '.repeat(2);
+const noteText = benchNoteText;
 const competitorId = randomUUID();
 const eventData = (noteVersion: number) => ({
   competitorId,
@@ -114,11 +115,7 @@ for (const backend of backends) {
   const opened = await openBackend(backend);
   const { db } = opened;
   try {
-    await db.pool.query(
-      `CREATE TABLE bench_plain (
-         id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, stream text NOT NULL, type text NOT NULL,
-         data jsonb NOT NULL, metadata jsonb NOT NULL, recorded_at timestamptz NOT NULL DEFAULT now())`,
-    );
+    await createPlainTable(db.pool);
     const store = createEventStore(db.pool, eventRegistry);
     const subjects = chosenSubjects;
     for (const writers of writerCounts) {

@@ -27,6 +27,7 @@ import { knob } from './support/knobs.ts';
 import { createScratchDatabase, redisUrl, silentLog, sleep, uniqueSuffix } from './support/services.ts';
 import { reportMachine } from './support/machine.ts';
 import { medianSpread, report, summarize } from './support/stats.ts';
+import { batchedInserts, benchNoteText, createPlainTable } from './support/plain-inserts.ts';
 
 const rounds = knob('rounds', 3);
 const seconds = knob('duration', 5);
@@ -39,7 +40,7 @@ const loadPct = knob('load-pct', 10);
 const WAIT_MS = 15_000;
 
 const actor: Actor = { id: 'bench', name: 'Bench' };
-const noteText = 'A note of ordinary length, as people write them in the notes dialog. '.repeat(2);
+const noteText = benchNoteText;
 const prefix = `bench:e2e:${uniqueSuffix()}:`;
 
 const targetOf = (outcome: { transactionId: string; positions: number[] }): Checkpoint => ({
@@ -96,39 +97,6 @@ async function sustained(runtime: Runtime, ids: readonly string[]) {
     latency: summarize(timings.map((t) => t.projectedMs)),
     accepted: summarize(timings.map((t) => t.acceptedMs)),
   };
-}
-
-/** The baseline: batched 100-row `INSERT ... SELECT FROM unnest(...)` commits, rows per second. */
-async function batchedInserts(pool: pg.Pool) {
-  const stopAt = performance.now() + baselineSeconds * 1000;
-  const started = performance.now();
-  let rows = 0;
-  const streams = Array.from({ length: 100 }, (_, i) => `competitor-bench-${i}`);
-  const types = streams.map(() => 'CompetitorNoteUpdated');
-  const metadata = streams.map(() =>
-    JSON.stringify({ actor, commandId: randomUUID(), correlationId: 'bench' }),
-  );
-  await Promise.all(
-    Array.from({ length: baselineWriters }, async () => {
-      while (performance.now() < stopAt) {
-        const data = streams.map((_, i) =>
-          JSON.stringify({
-            competitorId: randomUUID(),
-            column: 'general',
-            value: noteText,
-            noteVersion: i + 1,
-          }),
-        );
-        await pool.query(
-          `INSERT INTO bench_plain (stream, type, data, metadata)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[])`,
-          [streams, types, data, metadata],
-        );
-        rows += streams.length;
-      }
-    }),
-  );
-  return rows / ((performance.now() - started) / 1000);
 }
 
 /**
@@ -188,11 +156,7 @@ const pool = new pg.Pool({ connectionString: scratch.url, max: Math.max(2, basel
 try {
   runtime = await startRuntime(config, silentLog, { purpose: 'bench' });
   await bootstrapContent(runtime.store, runtime.route, { demoData: false });
-  await pool.query(
-    `CREATE TABLE bench_plain (
-       id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, stream text NOT NULL, type text NOT NULL,
-       data jsonb NOT NULL, metadata jsonb NOT NULL, recorded_at timestamptz NOT NULL DEFAULT now())`,
-  );
+  await createPlainTable(pool);
   const ids: string[] = [];
   for (let i = 1; i <= competitorCount; i++) {
     const command = addCompetitorCommand(`Bench Rival ${String(i).padStart(3, '0')}`);
@@ -202,7 +166,7 @@ try {
   process.stdout.write(`runtime up, ${ids.length} competitors; warming up\n`);
   const warm = runtime;
   await Promise.all(ids.slice(0, clients).map((id) => sendAndProject(warm, noteCommand(id))));
-  await batchedInserts(pool);
+  await batchedInserts(pool, { seconds: baselineSeconds, writers: baselineWriters });
 
   const rates: number[] = [];
   const baselines: number[] = [];
@@ -212,9 +176,11 @@ try {
   let sustainedFailures = 0;
   for (let round = 0; round < rounds; round++) {
     const first = round % 2 === 0;
-    if (!first) baselines.push(await batchedInserts(pool));
+    if (!first)
+      baselines.push(await batchedInserts(pool, { seconds: baselineSeconds, writers: baselineWriters }));
     const result = await sustained(runtime, ids);
-    if (first) baselines.push(await batchedInserts(pool));
+    if (first)
+      baselines.push(await batchedInserts(pool, { seconds: baselineSeconds, writers: baselineWriters }));
     rates.push(result.rate);
     closedP50.push(result.latency.p50);
     closedP99.push(result.latency.p99);

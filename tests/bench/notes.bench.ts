@@ -58,6 +58,7 @@ import {
 } from './support/services.ts';
 import { medianSpread, report, summarize } from './support/stats.ts';
 import { Cleanup, dropRedisPrefix } from './support/cleanup.ts';
+import { batchedInserts, benchNoteText, createPlainTable } from './support/plain-inserts.ts';
 
 const parts = caseKnob('parts', ['saves', 'throughput'] as const);
 const backends = caseKnob('backends', ['embedded', 'postgres'] as const);
@@ -77,7 +78,7 @@ const ADMIN_EMAIL = 'bench-admin@rivals.test';
 const ADMIN_PASSWORD = 'a-long-bench-password';
 const EDITOR_PASSWORD = 'a-long-bench-editor-password';
 const SESSION_SECRET = 'n'.repeat(48);
-const noteText = 'A note of ordinary length, as people write them in the notes dialog. '.repeat(2);
+const noteText = benchNoteText;
 const columns = ['strengths', 'weaknesses', 'pricing', 'general'] as const;
 
 /** Redis keys under a prefix, removed at the end. */
@@ -362,43 +363,6 @@ async function plainInserts(pool: pg.Pool, writers: number, duration: number) {
   return { rate: latencies.length / ((performance.now() - started) / 1000), p50: s.p50, p99: s.p99 };
 }
 
-/** Batched 100-row `INSERT … SELECT FROM unnest(…)` commits: rows/s. */
-async function batchedInserts(pool: pg.Pool, duration: number) {
-  const stopAt = performance.now() + duration * 1000;
-  const started = performance.now();
-  let rows = 0;
-  const streams = Array.from({ length: 100 }, (_, i) => `competitor-bench-${i}`);
-  const types = streams.map(() => 'CompetitorNoteUpdated');
-  await Promise.all(
-    Array.from({ length: baselineWriters }, async () => {
-      while (performance.now() < stopAt) {
-        const data = streams.map((_, i) =>
-          JSON.stringify({
-            competitorId: randomUUID(),
-            column: 'general',
-            value: noteText,
-            noteVersion: i + 1,
-          }),
-        );
-        const metadata = streams.map(() =>
-          JSON.stringify({
-            actor: { id: 'bench', name: 'Bench' },
-            commandId: randomUUID(),
-            correlationId: 'bench',
-          }),
-        );
-        await pool.query(
-          `INSERT INTO bench_plain (stream, type, data, metadata)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[])`,
-          [streams, types, data, metadata],
-        );
-        rows += streams.length;
-      }
-    }),
-  );
-  return rows / ((performance.now() - started) / 1000);
-}
-
 async function throughput(): Promise<void> {
   const cleanup = new Cleanup();
   try {
@@ -421,11 +385,7 @@ async function throughput(): Promise<void> {
     }
     const runner = new ProjectionRunner({ db, store, projections: allProjections, log: silentLog });
     for (const projection of allProjections) await runner.catchUp(projection);
-    await db.pool.query(
-      `CREATE TABLE bench_plain (
-         id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, stream text NOT NULL, type text NOT NULL,
-         data jsonb NOT NULL, metadata jsonb NOT NULL, recorded_at timestamptz NOT NULL DEFAULT now())`,
-    );
+    await createPlainTable(db.pool);
     await db.close();
     // The baselines' own connections, one per writer (the apps keep their pools to themselves).
     const pool = new pg.Pool({ connectionString: db.url, max: Math.max(clients, baselineWriters) });
@@ -475,7 +435,7 @@ async function throughput(): Promise<void> {
     const warm = await updates(editors, warmupSeconds);
     if (warm.failed > 0 && warm.rate === 0) throw new Error(`update-note failed: ${warm.firstFailure}`);
     await plainInserts(pool, clients, Math.min(1, baselineSeconds));
-    await batchedInserts(pool, Math.min(1, baselineSeconds));
+    await batchedInserts(pool, { seconds: Math.min(1, baselineSeconds), writers: baselineWriters });
 
     const rows = {
       rate: [] as number[],
@@ -501,10 +461,12 @@ async function throughput(): Promise<void> {
       // Baselines before the subject in even rounds, after it in odd ones.
       const baselinesFirst = round % 2 === 0;
       let plain = baselinesFirst ? await plainInserts(pool, clients, baselineSeconds) : undefined;
-      let batched = baselinesFirst ? await batchedInserts(pool, baselineSeconds) : undefined;
+      let batched = baselinesFirst
+        ? await batchedInserts(pool, { seconds: baselineSeconds, writers: baselineWriters })
+        : undefined;
       const result = await measureUpdates();
       plain ??= await plainInserts(pool, clients, baselineSeconds);
-      batched ??= await batchedInserts(pool, baselineSeconds);
+      batched ??= await batchedInserts(pool, { seconds: baselineSeconds, writers: baselineWriters });
       rows.rate.push(result.rate);
       rows.p50.push(result.p50);
       rows.p99.push(result.p99);

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { RedisCommandBus } from '#events/bus/redis-command-bus.ts';
 import { noteColumns } from '#events/competitor/fields.ts';
 import type { CommandEnvelope } from '#events/command.ts';
-import { createRedisClient, type Redis } from '#infra/redis.ts';
+import { createRedisClient } from '#infra/redis.ts';
 import { backendUrl } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope, silentLog, writeSide } from '#tests/support/runtime-pieces.ts';
 import { createTestDatabase } from '#tests/support/test-database.ts';
@@ -33,6 +33,7 @@ const READY_TIMEOUT_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 90_000;
 const GROUP = 'workers';
 import { configKeys, freePort } from '../e2e/support/server.ts';
+import { deleteKeys } from '#tests/support/redis-keys.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -111,15 +112,6 @@ class WorkerProcess {
       if (level >= 50) this.errorLines.push(`[pid ${this.child.pid}] ${line}`);
     }
   }
-}
-
-async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== '0');
 }
 
 /** Field value from a flat Redis reply ([name, value, name, value, …]). */

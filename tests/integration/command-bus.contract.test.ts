@@ -8,6 +8,7 @@ import { commandEnvelopeSchema, type CommandEnvelope } from '#events/command.ts'
 import { createLogger } from '#infra/logger.ts';
 import { createRedisClient, type Redis } from '#infra/redis.ts';
 import { backendUrl, runs } from '#tests/support/environment.ts';
+import { deleteKeys } from '#tests/support/redis-keys.ts';
 
 /**
  * One contract, every CommandBus: the embedded bus always, the Redis Streams bus unless RIVALS_TEST_SKIP
@@ -60,15 +61,6 @@ afterAll(async () => {
   await admin?.quit();
   admin = undefined;
 });
-
-async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== '0');
-}
 
 async function closeClient(client: Redis): Promise<void> {
   if (client.status === 'end') return;

@@ -50,23 +50,7 @@ export async function startTestApp(
   });
   const runtime = await startRuntime(config, silentLog, { purpose: 'test', db });
   await bootstrapContent(runtime.store, runtime.route, { demoData: options.demoData ?? true });
-  const userIds = {} as Record<Role, string>;
-  for (const role of ['viewer', 'editor', 'admin'] as const) {
-    const { userId, outcome } = await createAccount(
-      db.pool,
-      (command) =>
-        runtime.route({
-          commandId: `test-user-${role}`,
-          correlationId: 'test',
-          actor: systemActor,
-          at: new Date().toISOString(),
-          command,
-        }),
-      { email: testEmails[role], displayName: `Test ${role}`, role, password: TEST_PASSWORD },
-    );
-    if (outcome?.status !== 'accepted') throw new Error(`could not create the ${role} user`);
-    userIds[role] = userId;
-  }
+  const userIds = await createTestUsers(runtime, 'test-user');
   await runtime.store.notifyAppended();
   const secret = 's'.repeat(40);
   const app = createApp(
@@ -106,4 +90,29 @@ export async function startTestApp(
       await db.drop();
     },
   };
+}
+
+/** One user per role (viewer, editor, admin) with `testEmails` and TEST_PASSWORD; fixed command ids. */
+export async function createTestUsers(
+  runtime: Runtime,
+  commandIdPrefix: string,
+): Promise<Record<Role, string>> {
+  const userIds = {} as Record<Role, string>;
+  for (const role of ['viewer', 'editor', 'admin'] as const) {
+    const { userId, outcome } = await createAccount(
+      runtime.db.pool,
+      (command) =>
+        runtime.route({
+          commandId: `${commandIdPrefix}-${role}`,
+          correlationId: 'test',
+          actor: systemActor,
+          at: new Date().toISOString(),
+          command,
+        }),
+      { email: testEmails[role], displayName: `Test ${role}`, role, password: TEST_PASSWORD },
+    );
+    if (outcome?.status !== 'accepted') throw new Error(`could not create the ${role} user`);
+    userIds[role] = userId;
+  }
+  return userIds;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Command } from '#events/command.ts';
-import { noteColumns, noteValue } from '#events/competitor/fields.ts';
+import { noteEditPayload } from '#events/competitor/commands.ts';
 import type { ProjectionName } from '#projections/all-projections.ts';
 import { boardList, rankingList } from '#events/ordering/commands.ts';
 import type { Action } from '../auth/permissions.ts';
@@ -41,15 +41,8 @@ export const componentRegistry: Record<string, ComponentDefinition> = {
     events: {
       'update-note': call({
         action: 'notes.edit',
-        schema: z
-          .object({
-            competitorId: z.uuid('Unknown competitor.'),
-            column: z.enum(noteColumns, {
-              error: 'Column must be one of strengths, weaknesses, pricing, general.',
-            }),
-            value: noteValue,
-          })
-          .strict(),
+        // Exactly {competitorId, column, value} (docs/behaviour.md §6), as the command defines them.
+        schema: noteEditPayload.strict(),
         command: (payload, context) => ({
           type: 'UpdateCompetitorNote',
           payload: { ...payload, expectedNoteVersion: context.expect?.version },

@@ -3,11 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { io as connect, type Socket } from 'socket.io-client';
-import { systemActor } from '#events/envelope.ts';
 import type { Role } from '#events/user/fields.ts';
 import { loadConfig } from '#infra/config.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
-import { createAccount } from '#services/user/accounts.ts';
 import { createApp } from '#web/app.server.ts';
 import { loadAssets } from '#web/assets/assets.server.ts';
 import { cookieNames } from '#web/auth/cookies.server.ts';
@@ -19,7 +17,7 @@ import { startUserFeed } from '#web/realtime/user-feed.server.ts';
 import { startRuntime, type Runtime } from '#web/runtime.server.ts';
 import { backendUrl, runs } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope, silentLog } from '#tests/support/runtime-pieces.ts';
-import { TEST_PASSWORD, testEmails } from '#tests/support/test-app.ts';
+import { createTestUsers, TEST_PASSWORD, testEmails } from '#tests/support/test-app.ts';
 import { TestClient } from '#tests/support/test-client.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
@@ -71,23 +69,7 @@ export async function startSecurityApp(backend: SecurityBackend): Promise<Securi
   // Segments and one competitor: enough to aim at, quicker to start than the demo data.
   await bootstrapContent(runtime.store, runtime.route, { demoData: false });
   await runtime.route(envelope(addCompetitorCommand('Target Corp')));
-  const userIds = {} as Record<Role, string>;
-  for (const role of ['viewer', 'editor', 'admin'] as const) {
-    const { userId, outcome } = await createAccount(
-      db.pool,
-      (command) =>
-        runtime.route({
-          commandId: `security-user-${role}`,
-          correlationId: 'test',
-          actor: systemActor,
-          at: new Date().toISOString(),
-          command,
-        }),
-      { email: testEmails[role], displayName: `Test ${role}`, role, password: TEST_PASSWORD },
-    );
-    if (outcome?.status !== 'accepted') throw new Error(`could not create the ${role} user`);
-    userIds[role] = userId;
-  }
+  const userIds = await createTestUsers(runtime, 'security-user');
   await runtime.store.notifyAppended();
   const signals = createSessionSignals({ redis: runtime.redis, prefix: config.REDIS_PREFIX, log: silentLog });
   const sessions: SessionOptions = {

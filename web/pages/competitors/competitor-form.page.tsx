@@ -1,19 +1,17 @@
-import { threats } from '#events/competitor/fields.ts';
+import { threats, type CompetitorFieldName } from '#events/competitor/fields.ts';
 import type { Segment } from '#projections/segment-board/segment-board.queries.ts';
 import { CommandKeyField, CsrfField, Field } from '../../components/form-field.tsx';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 
-export interface CompetitorFormValues {
-  name: string;
-  website: string;
-  segmentId: string;
-  threat: string;
-  headquarters: string;
+/**
+ * The form as typed: every competitor field as text, the version the form was opened with and, on an
+ * edit, the segment it showed (only a change from it moves the competitor).
+ */
+export type CompetitorFormValues = Record<CompetitorFieldName, string> & {
   expectedVersion?: string;
-  /** The segment the edit form was opened with; only a change from it moves the competitor. */
   baseSegmentId?: string;
-}
+};
 
 export const emptyCompetitorForm: CompetitorFormValues = {
   name: '',

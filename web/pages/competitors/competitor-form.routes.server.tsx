@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Command } from '#events/command.ts';
-import { competitorFields, type CompetitorFields } from '#events/competitor/fields.ts';
+import { competitorFieldNames, competitorFields, type CompetitorFields } from '#events/competitor/fields.ts';
 import { NotFoundError } from '#infra/errors.ts';
 import { findCompetitor } from '#projections/competitor-list/competitor-list.queries.ts';
 import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
@@ -19,15 +19,7 @@ import {
   type CompetitorFormValues,
 } from './competitor-form.page.tsx';
 
-const formKeys = [
-  'name',
-  'website',
-  'segmentId',
-  'threat',
-  'headquarters',
-  'expectedVersion',
-  'baseSegmentId',
-] as const;
+const formKeys = [...competitorFieldNames, 'expectedVersion', 'baseSegmentId'] as const;
 const expectedVersion = z.coerce.number().int().nonnegative().optional();
 /** The segment the edit form showed: only a change from it moves the competitor (decision 0013). */
 const baseSegmentId = z.string().trim().min(1).max(64).optional();
