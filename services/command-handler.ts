@@ -1,4 +1,5 @@
-import type { CommandEnvelope, Outcome } from '#events/command.ts';
+import { parseCommand, type BusEnvelope } from '#events/command-shape.ts';
+import type { Outcome } from '#events/command.ts';
 import type { EventMetadata } from '#events/envelope.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import { competitorStream, orderingStream, segmentsStream, usersStream } from '#events/streams.ts';
@@ -11,9 +12,10 @@ import type { StateCache } from './state-cache.ts';
 import { segmentsDecider } from './segment/segments.ts';
 import { usersDecider } from './user/users.ts';
 
-export type CommandHandler = (envelope: CommandEnvelope) => Promise<Outcome>;
+/** Throws `InvalidCommandError` for a command that fails the full parse (the worker dead-letters it). */
+export type CommandHandler = (envelope: BusEnvelope) => Promise<Outcome>;
 
-export const metadataOf = (envelope: CommandEnvelope): EventMetadata => ({
+export const metadataOf = (envelope: BusEnvelope): EventMetadata => ({
   actor: envelope.actor,
   commandId: envelope.commandId,
   correlationId: envelope.correlationId,
@@ -31,7 +33,7 @@ export function createCommandHandler(
   const w: WriteModel = { store, cache: options.cache };
   const cached = { cache: options.cache };
   return async (envelope) => {
-    const { command } = envelope;
+    const command = parseCommand(envelope.command);
     const metadata = metadataOf(envelope);
     switch (command.type) {
       case 'AddCompetitor':
@@ -65,15 +67,18 @@ export function createCommandHandler(
   };
 }
 
-/** Commands with the same key run one after another in a worker; different keys run side by side. */
-export function commandKey(envelope: CommandEnvelope): string {
-  const { command } = envelope;
-  switch (command.type) {
+/**
+ * Commands with the same key run one after another in a worker; different keys run side by side. Read
+ * from the unparsed command: a malformed id only puts the command in a lane of its own.
+ */
+export function commandKey(envelope: BusEnvelope): string {
+  const { type, payload } = envelope.command;
+  switch (type) {
     case 'AddCompetitor':
     case 'UpdateCompetitor':
     case 'DeleteCompetitor':
     case 'UpdateCompetitorNote':
-      return competitorStream(command.payload.competitorId);
+      return competitorStream(String(payload.competitorId));
     case 'AddSegment':
       return segmentsStream();
     case 'AddUser':
@@ -85,6 +90,6 @@ export function commandKey(envelope: CommandEnvelope): string {
     case 'ReorganizeSegments':
       return orderingStream();
     default:
-      return assertNever(command);
+      return assertNever(type);
   }
 }

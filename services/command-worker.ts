@@ -1,5 +1,6 @@
 import type { CommandBus, Delivery } from '#events/bus/command-bus.ts';
 import type { ResultChannel } from '#events/bus/result-channel.ts';
+import { InvalidCommandError } from '#events/command-shape.ts';
 import type { Outcome } from '#events/command.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
 import { isConnectionError } from '#infra/db/database.ts';
@@ -88,6 +89,12 @@ export function startCommandWorker(options: WorkerOptions): Worker {
       }
       return delivery.id;
     } catch (error) {
+      if (error instanceof InvalidCommandError) {
+        // Passed the bus's shape check but not the full parse: dead-lettered as the bus does a malformed
+        // entry (never retried, nobody answered: the gateway only sends commands that parse).
+        await bus.deadLetterInvalid(delivery);
+        return undefined;
+      }
       const message = error instanceof Error ? error.message : String(error);
       log.error(
         {
