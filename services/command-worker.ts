@@ -145,22 +145,38 @@ export function startCommandWorker(options: WorkerOptions): Worker {
 
   const read = () => bus.read(consumer, { count: options.batchSize ?? 100, blockMs: options.blockMs });
 
-  async function handleBatch(deliveries: Delivery[]): Promise<void> {
-    if (deliveries.length === 0) return;
-    appended = false;
-    settled = [];
-    const acked = await processBatch(deliveries);
+  /** The previous batch's wake-up, settle and ack, still under way while the next batch is handled. */
+  let finishing: Promise<void> = Promise.resolve();
+
+  async function finishBatch(acked: string[], handled: string[], wake: boolean): Promise<void> {
     // Neither failure undoes what was handled: runners also poll, and an unsettled command is only
     // re-sent and answered from its recorded outcome.
-    if (appended)
+    if (wake)
       await options
         .onAppended?.()
         .catch((error: unknown) => log.warn({ err: error }, 'could not wake projections'));
     // Settled before the ack: a crash in between only means a redelivery, which is idempotent.
     await options.inbox
-      ?.settle(settled)
+      ?.settle(handled)
       .catch((error: unknown) => log.warn({ err: error }, 'could not settle handled commands in the inbox'));
     await bus.ack(acked);
+  }
+
+  /**
+   * Handles a batch, then leaves its wake-up, settle and ack running while the loop goes on to the next
+   * one: everything acknowledged is already committed, so the ack need not hold up the next batch (a
+   * crash before it only means a redelivery). One finish runs at a time; its failure surfaces here.
+   */
+  async function handleBatch(deliveries: Delivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    appended = false;
+    settled = [];
+    const acked = await processBatch(deliveries);
+    const handled = settled;
+    const wake = appended;
+    await finishing;
+    finishing = finishBatch(acked, handled, wake);
+    finishing.catch(() => undefined);
   }
 
   const loop = (async () => {
@@ -186,6 +202,7 @@ export function startCommandWorker(options: WorkerOptions): Worker {
         backoffMs = 200;
       } catch (error) {
         next = undefined;
+        finishing = Promise.resolve();
         if (!running) break;
         options.onBus?.(false, error);
         // Once per outage, not once per attempt.
@@ -201,6 +218,7 @@ export function startCommandWorker(options: WorkerOptions): Worker {
       await handleBatch(last).catch((error: unknown) =>
         log.warn({ err: error }, 'could not finish the last batch'),
       );
+    await finishing.catch((error: unknown) => log.warn({ err: error }, 'could not finish the last batch'));
   })();
 
   return {
