@@ -2,6 +2,8 @@ import type { Outcome } from '../command.ts';
 import type { Checkpoint, EventMetadata, NewEvent, RecordedEvent } from '../envelope.ts';
 import type { EventRegistry } from '../registry.ts';
 import { eventColumns, recordedEvent, type EventRow } from './event-row.ts';
+import { appendGroup, type GroupItem, type GroupResult } from './group-append.ts';
+import { GroupCommitter, type GroupCommitOptions } from './group-commit.ts';
 import { pgErrorCode, type Queryable } from '#infra/db/database.ts';
 import { notify, notifyChannels } from '#infra/db/notify-channels.ts';
 
@@ -50,11 +52,31 @@ SELECT outcome, false AS duplicate FROM o
 UNION ALL
 SELECT outcome, true AS duplicate FROM seen`;
 
+export interface EventStoreOptions {
+  /**
+   * Concurrent appends and recorded outcomes share statements (group commit, decision 0013); on by
+   * default. `false` writes each in a statement of its own.
+   */
+  groupCommit?: GroupCommitOptions | false;
+}
+
 export class EventStore {
+  private readonly group: GroupCommitter | undefined;
+
   constructor(
     private readonly db: Queryable,
     private readonly registry: EventRegistry,
-  ) {}
+    options: EventStoreOptions = {},
+  ) {
+    this.group =
+      options.groupCommit === false
+        ? undefined
+        : new GroupCommitter(
+            (items) => appendGroup(this.db, items),
+            (item) => this.writeOne(item),
+            options.groupCommit,
+          );
+  }
 
   /** Appends `events` to `stream` if it is at `expectedVersion`, recording the command's outcome with them. */
   async append(
@@ -65,9 +87,38 @@ export class EventStore {
     metadata: EventMetadata,
   ): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event; use recordOutcome for none');
+    const item: GroupItem = {
+      kind: 'append',
+      stream,
+      expectedVersion,
+      events: events.map((e) => ({
+        type: e.type,
+        schemaVersion: this.registry.versionOf(e.type),
+        data: JSON.stringify(this.registry.validate(e.type, e.data)),
+      })),
+      commandId,
+      metadata: JSON.stringify(metadata),
+    };
+    const result = this.group ? await this.group.submit(item) : await this.appendOne(item);
+    if (result.kind === 'recorded') throw new Error('an append was answered as a recorded outcome');
+    return result;
+  }
+
+  private writeOne(item: GroupItem): Promise<GroupResult> {
+    return item.kind === 'append'
+      ? this.appendOne(item)
+      : this.recordOne(item.commandId, item.stream, item.outcome).then((outcome) => ({
+          kind: 'recorded' as const,
+          outcome,
+        }));
+  }
+
+  /** One append in a statement of its own. */
+  private async appendOne(item: Extract<GroupItem, { kind: 'append' }>): Promise<AppendResult> {
+    const { stream, events, expectedVersion, commandId } = item;
     const types = events.map((e) => e.type);
-    const versions = events.map((e) => this.registry.versionOf(e.type));
-    const data = events.map((e) => JSON.stringify(this.registry.validate(e.type, e.data)));
+    const versions = events.map((e) => e.schemaVersion);
+    const data = events.map((e) => e.data);
     try {
       const { rows } = await this.db.query<{ outcome: Outcome; duplicate: boolean }>(appendSql, [
         stream,
@@ -76,7 +127,7 @@ export class EventStore {
         types,
         versions,
         data,
-        JSON.stringify(metadata),
+        item.metadata,
         commandId,
       ]);
       const row = rows[0];
@@ -154,6 +205,13 @@ export class EventStore {
 
   /** Records an outcome that appended nothing (a rejection, a no-op); returns the first one recorded. */
   async recordOutcome(commandId: string, stream: string, outcome: Outcome): Promise<Outcome> {
+    if (!this.group) return this.recordOne(commandId, stream, outcome);
+    const result = await this.group.submit({ kind: 'record', stream, commandId, outcome });
+    if (result.kind !== 'recorded') throw new Error(`a recorded outcome was answered as ${result.kind}`);
+    return result.outcome;
+  }
+
+  private async recordOne(commandId: string, stream: string, outcome: Outcome): Promise<Outcome> {
     const { rows } = await this.db.query<{ outcome: Outcome }>(
       `WITH ins AS (
          INSERT INTO command_outcomes (command_id, stream, outcome) VALUES ($1, $2, $3)
