@@ -54,6 +54,11 @@ export function startCommandWorker(options: WorkerOptions): Worker {
   let appended = false;
   /** Command ids handled (or given up on) in the current batch: settled in the inbox before the ack. */
   let settled: string[] = [];
+  /**
+   * Answers to requesters sent in the current batch. Not awaited in the lane: the lane goes on to its
+   * next command while the answer travels; the batch's finish waits for them before the ack.
+   */
+  let replies: Promise<void>[] = [];
 
   /**
    * Handles one command; while the database is unreachable it waits and tries again rather than count
@@ -83,9 +88,11 @@ export function startCommandWorker(options: WorkerOptions): Worker {
       settled.push(envelope.commandId);
       options.onHandled?.(delivery, outcome);
       if (envelope.replyTo) {
-        await results.publish(envelope.replyTo, envelope.commandId, outcome).catch((error: unknown) => {
-          log.warn({ err: error, commandId: envelope.commandId }, 'could not publish a command outcome');
-        });
+        replies.push(
+          results.publish(envelope.replyTo, envelope.commandId, outcome).catch((error: unknown) => {
+            log.warn({ err: error, commandId: envelope.commandId }, 'could not publish a command outcome');
+          }),
+        );
       }
       return delivery.id;
     } catch (error) {
@@ -148,7 +155,13 @@ export function startCommandWorker(options: WorkerOptions): Worker {
   /** The previous batch's wake-up, settle and ack, still under way while the next batch is handled. */
   let finishing: Promise<void> = Promise.resolve();
 
-  async function finishBatch(acked: string[], handled: string[], wake: boolean): Promise<void> {
+  async function finishBatch(
+    acked: string[],
+    handled: string[],
+    wake: boolean,
+    answers: Promise<void>[],
+  ): Promise<void> {
+    await Promise.all(answers);
     // Neither failure undoes what was handled: runners also poll, and an unsettled command is only
     // re-sent and answered from its recorded outcome.
     if (wake)
@@ -171,11 +184,12 @@ export function startCommandWorker(options: WorkerOptions): Worker {
     if (deliveries.length === 0) return;
     appended = false;
     settled = [];
+    replies = [];
     const acked = await processBatch(deliveries);
     const handled = settled;
     const wake = appended;
     await finishing;
-    finishing = finishBatch(acked, handled, wake);
+    finishing = finishBatch(acked, handled, wake, replies);
     finishing.catch(() => undefined);
   }
 

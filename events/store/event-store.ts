@@ -120,16 +120,11 @@ export class EventStore {
     const versions = events.map((e) => e.schemaVersion);
     const data = events.map((e) => e.data);
     try {
-      const { rows } = await this.db.query<{ outcome: Outcome; duplicate: boolean }>(appendSql, [
-        stream,
-        expectedVersion,
-        events.length,
-        types,
-        versions,
-        data,
-        item.metadata,
-        commandId,
-      ]);
+      const { rows } = await this.db.query<{ outcome: Outcome; duplicate: boolean }>({
+        name: 'rivals-append',
+        text: appendSql,
+        values: [stream, expectedVersion, events.length, types, versions, data, item.metadata, commandId],
+      });
       const row = rows[0];
       if (!row) return { kind: 'conflict' };
       if (row.duplicate) return { kind: 'duplicate', outcome: row.outcome };

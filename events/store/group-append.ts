@@ -95,20 +95,25 @@ export async function appendGroup(db: Queryable, items: readonly GroupItem[]): P
   const events = items.flatMap((item, index) =>
     item.kind === 'append' ? item.events.map((event, ord) => ({ index, ord: ord + 1, event })) : [],
   );
-  const { rows } = await db.query<Row>(groupAppendSql, [
-    items.map((_, index) => index),
-    items.map((item) => item.stream),
-    items.map((item) => (item.kind === 'append' ? item.expectedVersion : 0)),
-    items.map((item) => (item.kind === 'append' ? item.events.length : 0)),
-    items.map((item) => item.commandId),
-    items.map((item) => (item.kind === 'append' ? item.metadata : null)),
-    items.map((item) => (item.kind === 'record' ? JSON.stringify(item.outcome) : null)),
-    events.map((e) => e.index),
-    events.map((e) => e.ord),
-    events.map((e) => e.event.type),
-    events.map((e) => e.event.schemaVersion),
-    events.map((e) => e.event.data),
-  ]);
+  // Named: prepared once per connection, so the long statement is not parsed and planned every time.
+  const { rows } = await db.query<Row>({
+    name: 'rivals-append-group',
+    text: groupAppendSql,
+    values: [
+      items.map((_, index) => index),
+      items.map((item) => item.stream),
+      items.map((item) => (item.kind === 'append' ? item.expectedVersion : 0)),
+      items.map((item) => (item.kind === 'append' ? item.events.length : 0)),
+      items.map((item) => item.commandId),
+      items.map((item) => (item.kind === 'append' ? item.metadata : null)),
+      items.map((item) => (item.kind === 'record' ? JSON.stringify(item.outcome) : null)),
+      events.map((e) => e.index),
+      events.map((e) => e.ord),
+      events.map((e) => e.event.type),
+      events.map((e) => e.event.schemaVersion),
+      events.map((e) => e.event.data),
+    ],
+  });
   const byItem = new Map(rows.map((row) => [row.item, row]));
   return items.map((item, index): GroupResult => {
     const row = byItem.get(index);
