@@ -1,5 +1,5 @@
 import { compareCheckpoints, startOfLog, type Checkpoint, type RecordedEvent } from '#events/envelope.ts';
-import type { EventStore } from '#events/store/event-store.ts';
+import type { EventLogReader } from '#events/store/event-log-reader.ts';
 import { withTransaction, type Database, type Queryable } from '#infra/db/database.ts';
 import { notify, notifyChannels } from '#infra/db/notify-channels.ts';
 import type { Logger } from '#infra/logger.ts';
@@ -16,7 +16,7 @@ export type Reactor = (projection: ProjectionName, events: readonly RecordedEven
 
 export interface RunnerOptions {
   db: Database;
-  store: EventStore;
+  store: EventLogReader;
   projections: readonly Projection[];
   log: Logger;
   /** Events per transaction (default 500). */
@@ -171,7 +171,7 @@ export class ProjectionRunner {
       return { kind: 'applied', events };
     });
     if (result.kind === 'applied') {
-      // After the commit, in its own statement: see EventStore.notifyAppended.
+      // After the commit, in its own statement: see EventLogWriter.notifyAppended.
       await notify(db.pool, notifyChannels.projected, projection.name);
     }
     if (result.kind === 'applied' && result.events.length > 0) {

@@ -4,7 +4,7 @@ import type { ResultChannel } from '#events/bus/result-channel.ts';
 import type { Command, CommandEnvelope, Outcome } from '#events/command.ts';
 import type { Actor } from '#events/envelope.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
-import type { EventStore } from '#events/store/event-store.ts';
+import type { EventLogWriter } from '#events/store/event-log-writer.ts';
 import { isConnectionError } from '#infra/db/database.ts';
 import { ServiceUnavailableError } from '#infra/errors.ts';
 import type { Logger } from '#infra/logger.ts';
@@ -46,7 +46,7 @@ export class CommandGateway {
     private readonly deps: {
       bus: CommandBus;
       results: ResultChannel;
-      store: EventStore;
+      store: EventLogWriter;
       inbox: CommandInbox;
       log: Logger;
       clock?: () => Date;

@@ -5,27 +5,27 @@ import type { Outcome } from '#events/command.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
 import { isConnectionError } from '#infra/db/database.ts';
 import type { Logger } from '#infra/logger.ts';
-import { commandKey, type CommandHandler } from './command-handler.ts';
+import { commandKey, type CommandRouter } from './command-router.ts';
 
 export interface WorkerOptions {
   bus: CommandBus;
   results: ResultChannel;
-  handle: CommandHandler;
-  /** Where accepted commands wait durably; handled ones are settled there after each batch. */
+  route: CommandRouter;
+  /** Where accepted commands wait durably; processed ones are settled there after each batch. */
   inbox?: CommandInbox;
   log: Logger;
   /** This worker's name in the consumer group; unique per process. */
   consumer: string;
   /** A command that failed this many deliveries goes to the dead letters (default 5). */
   maxDeliveries?: number;
-  /** Commands for different aggregates handled side by side (default 16). */
+  /** Commands for different aggregates processed side by side (default 16). */
   concurrency?: number;
   /** Entries read per batch (default 100). */
   batchSize?: number;
   blockMs?: number;
   /** Trim acknowledged entries from the bus about this often (default 10 s). */
   trimEveryMs?: number;
-  onHandled?: (delivery: Delivery, outcome: Outcome) => void;
+  onOutcome?: (delivery: Delivery, outcome: Outcome) => void;
   /** Told whether the database answered the last command (false: an outage, the command waits). */
   onDatabase?: (reachable: boolean, error?: unknown) => void;
   /** Told whether the last read of the bus worked. */
@@ -39,20 +39,20 @@ export interface Worker {
 }
 
 /**
- * Consumes the command bus: reads a batch, handles it (one aggregate's commands in order, different
+ * Consumes the command bus: reads a batch, routes each command (one aggregate's commands in order, different
  * aggregates concurrently), answers each requester, then acknowledges the batch in one call. A command
  * that throws is left unacknowledged and comes back through the claim of idle entries; after
  * `maxDeliveries` it goes to the dead letters and its requester is told.
  */
 export function startCommandWorker(options: WorkerOptions): Worker {
-  const { bus, results, handle, log, consumer } = options;
+  const { bus, results, route, log, consumer } = options;
   const maxDeliveries = options.maxDeliveries ?? 5;
   const concurrency = options.concurrency ?? 16;
   let running = true;
   let lastTrim = Date.now();
 
   let appended = false;
-  /** Command ids handled (or given up on) in the current batch: settled in the inbox before the ack. */
+  /** Command ids processed (or given up on) in the current batch: settled in the inbox before the ack. */
   let settled: string[] = [];
   /**
    * Answers to requesters sent in the current batch. Not awaited in the lane: the lane goes on to its
@@ -61,14 +61,14 @@ export function startCommandWorker(options: WorkerOptions): Worker {
   let replies: Promise<void>[] = [];
 
   /**
-   * Handles one command; while the database is unreachable it waits and tries again rather than count
+   * Routes one command; while the database is unreachable it waits and tries again rather than count
    * the outage against the command (which would send good commands to the dead letters).
    */
-  async function handleThroughOutages(delivery: Delivery): Promise<Outcome> {
+  async function routeThroughOutages(delivery: Delivery): Promise<Outcome> {
     let waitMs = 200;
     for (;;) {
       try {
-        const outcome = await handle(delivery.envelope);
+        const outcome = await route(delivery.envelope);
         options.onDatabase?.(true);
         return outcome;
       } catch (error) {
@@ -80,13 +80,13 @@ export function startCommandWorker(options: WorkerOptions): Worker {
     }
   }
 
-  async function process(delivery: Delivery): Promise<string | undefined> {
+  async function processDelivery(delivery: Delivery): Promise<string | undefined> {
     const { envelope } = delivery;
     try {
-      const outcome = await handleThroughOutages(delivery);
+      const outcome = await routeThroughOutages(delivery);
       if (outcome.status === 'accepted' && outcome.positions.length > 0) appended = true;
       settled.push(envelope.commandId);
-      options.onHandled?.(delivery, outcome);
+      options.onOutcome?.(delivery, outcome);
       if (envelope.replyTo) {
         replies.push(
           results.publish(envelope.replyTo, envelope.commandId, outcome).catch((error: unknown) => {
@@ -128,7 +128,7 @@ export function startCommandWorker(options: WorkerOptions): Worker {
     }
   }
 
-  async function processBatch(deliveries: Delivery[]): Promise<string[]> {
+  async function runLanes(deliveries: Delivery[]): Promise<string[]> {
     const lanes = new Map<string, Delivery[]>();
     for (const delivery of deliveries) {
       const key = commandKey(delivery.envelope);
@@ -141,7 +141,7 @@ export function startCommandWorker(options: WorkerOptions): Worker {
     const runLane = async () => {
       for (let lane = queue.shift(); lane; lane = queue.shift()) {
         for (const delivery of lane) {
-          const id = await process(delivery);
+          const id = await processDelivery(delivery);
           if (id) acked.push(id);
         }
       }
@@ -152,17 +152,17 @@ export function startCommandWorker(options: WorkerOptions): Worker {
 
   const read = () => bus.read(consumer, { count: options.batchSize ?? 100, blockMs: options.blockMs });
 
-  /** The previous batch's wake-up, settle and ack, still under way while the next batch is handled. */
+  /** The previous batch's wake-up, settle and ack, still under way while the next batch is processed. */
   let finishing: Promise<void> = Promise.resolve();
 
   async function finishBatch(
     acked: string[],
-    handled: string[],
+    processed: string[],
     wake: boolean,
     answers: Promise<void>[],
   ): Promise<void> {
     await Promise.all(answers);
-    // Neither failure undoes what was handled: runners also poll, and an unsettled command is only
+    // Neither failure undoes what was processed: runners also poll, and an unsettled command is only
     // re-sent and answered from its recorded outcome.
     if (wake)
       await options
@@ -170,34 +170,36 @@ export function startCommandWorker(options: WorkerOptions): Worker {
         .catch((error: unknown) => log.warn({ err: error }, 'could not wake projections'));
     // Settled before the ack: a crash in between only means a redelivery, which is idempotent.
     await options.inbox
-      ?.settle(handled)
-      .catch((error: unknown) => log.warn({ err: error }, 'could not settle handled commands in the inbox'));
+      ?.settle(processed)
+      .catch((error: unknown) =>
+        log.warn({ err: error }, 'could not settle processed commands in the inbox'),
+      );
     await bus.ack(acked);
   }
 
   /**
-   * Handles a batch, then leaves its wake-up, settle and ack running while the loop goes on to the next
-   * one: everything acknowledged is already committed, so the ack need not hold up the next batch (a
+   * Processes a batch, then leaves its wake-up, settle and ack running while the loop goes on to the
+   * next one: everything acknowledged is already committed, so the ack need not hold up the next batch (a
    * crash before it only means a redelivery). One finish runs at a time; its failure surfaces here.
    */
-  async function handleBatch(deliveries: Delivery[]): Promise<void> {
+  async function processBatch(deliveries: Delivery[]): Promise<void> {
     if (deliveries.length === 0) return;
     appended = false;
     settled = [];
     replies = [];
-    const acked = await processBatch(deliveries);
-    const handled = settled;
+    const acked = await runLanes(deliveries);
+    const processed = settled;
     const wake = appended;
     await finishing;
-    finishing = finishBatch(acked, handled, wake, replies);
+    finishing = finishBatch(acked, processed, wake, replies);
     finishing.catch(() => undefined);
   }
 
   const loop = (async () => {
     let backoffMs = 200;
     let failing = false;
-    // The next batch is read while this one is handled, so the bus round trip is not on the critical
-    // path. Batches are still handled one after another, so one aggregate's commands stay in order.
+    // The next batch is read while this one is processed, so the bus round trip is not on the critical
+    // path. Batches are still processed one after another, so one aggregate's commands stay in order.
     let next: Promise<Delivery[]> | undefined;
     while (running) {
       try {
@@ -208,7 +210,7 @@ export function startCommandWorker(options: WorkerOptions): Worker {
         if (failing) log.info('command worker reaches the bus again');
         failing = false;
         options.onBus?.(true);
-        await handleBatch(deliveries);
+        await processBatch(deliveries);
         if (Date.now() - lastTrim > (options.trimEveryMs ?? 10_000)) {
           lastTrim = Date.now();
           await bus.trim();
@@ -226,10 +228,10 @@ export function startCommandWorker(options: WorkerOptions): Worker {
         backoffMs = Math.min(backoffMs * 2, 5_000);
       }
     }
-    // Handle what was already read for us rather than leave it to be claimed after the idle time.
+    // Process what was already read for us rather than leave it to be claimed after the idle time.
     const last = await next?.catch(() => []);
     if (last)
-      await handleBatch(last).catch((error: unknown) =>
+      await processBatch(last).catch((error: unknown) =>
         log.warn({ err: error }, 'could not finish the last batch'),
       );
     await finishing.catch((error: unknown) => log.warn({ err: error }, 'could not finish the last batch'));

@@ -26,6 +26,3 @@ export const reject = (
 
 export const isRejection = (value: Decision | Outcome): value is Rejection =>
   'status' in value && value.status === 'rejected';
-
-/** Lives in infra (every layer uses it); re-exported until command-handler.ts imports it from there. */
-export { assertNever } from '#infra/assert-never.ts';

@@ -26,8 +26,8 @@ import { loginRoutes } from './pages/login/login.routes.server.tsx';
 import { userRoutes } from './pages/users/users.routes.server.tsx';
 import { mountRoutes, type RouteDef } from './routing.server.ts';
 
-/** Every page and form route, each with the action it performs (the authorization matrix reads this). */
-export const appRoutes: readonly RouteDef[] = [
+/** The pages and forms, each with the action it performs. */
+const pageRoutes: readonly RouteDef[] = [
   ...loginRoutes,
   ...competitorFormRoutes,
   ...competitorListRoutes,
@@ -37,7 +37,13 @@ export const appRoutes: readonly RouteDef[] = [
   ...overviewRoutes,
   ...opsRoutes,
   ...orderingRoutes,
-  ...componentRoutes,
+];
+
+/** Every route, each with the action it performs (the authorization matrix reads this). */
+export const appRoutes: readonly RouteDef[] = [
+  ...pageRoutes,
+  // A component answer renders the page the call came from: one of the pages above.
+  ...componentRoutes(pageRoutes),
   ...liveRoutes,
 ];
 

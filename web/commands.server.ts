@@ -8,38 +8,55 @@ import { parseInput } from './input.server.ts';
 import type { SessionUser } from './pages/page-context.ts';
 
 export interface CommandResult {
+  commandId: string;
   outcome: Outcome | undefined;
   /** True once the named projections show the change (read-your-writes); false if the wait ran out. */
   visible: boolean;
 }
 
-/** How long a request waits for its change to become visible before answering anyway. */
-export const VISIBILITY_WAIT_MS = 3_000;
+/**
+ * The one bounded wait of a change: the worker's outcome and then the read models catching up share this
+ * budget, so a request never waits longer than this in all before it answers (saved, or saved-but-not-yet-
+ * visible, or sent-and-pending).
+ */
+export const CHANGE_WAIT_MS = 5_000;
+/** A change that arrives at the end of the budget still gets one look at the read models. */
+const LAST_LOOK_MS = 100;
 
 /**
- * Sends a command as the signed-in user and waits, bounded, until the given read models show it,
- * so the page the user sees next already has their change.
+ * Sends a command as the signed-in user and waits, within one budget, until the given read models show
+ * it — so whatever the user sees next (a page, or the regions a component answer carries) has their change.
  */
-export async function runCommand(
+export async function dispatchAndWaitVisible(
   ctx: Context,
   deps: Pick<AppDeps, 'gateway' | 'watcher'>,
   command: Command,
   projections: readonly ProjectionName[],
+  budgetMs = CHANGE_WAIT_MS,
 ): Promise<CommandResult> {
+  const deadline = Date.now() + budgetMs;
   // The bus refuses an envelope that does not parse (dead letter): refuse it here, with the message,
   // rather than answer "will be saved shortly" for a change that never will be.
   parseInput(commandSchema, command, 'The change');
   const user = ctx.state.user as SessionUser;
-  const { outcome } = await deps.gateway.dispatch(
+  const { commandId, outcome } = await deps.gateway.dispatch(
     command,
     { id: user.id, name: user.name },
     // The request id, as the request-context middleware accepted (or generated) it; the client's key
     // (when sent) as the command id, so a retried request is the same command.
-    { correlationId: requestContext.getStore()?.reqId, commandId: idempotencyKey(ctx) },
+    {
+      correlationId: requestContext.getStore()?.reqId,
+      commandId: idempotencyKey(ctx),
+      timeoutMs: budgetMs,
+    },
   );
-  if (outcome?.status !== 'accepted') return { outcome, visible: false };
-  if (outcome.positions.length === 0) return { outcome, visible: true };
+  if (outcome?.status !== 'accepted') return { commandId, outcome, visible: false };
+  if (outcome.positions.length === 0) return { commandId, outcome, visible: true };
   const target = { transactionId: outcome.transactionId, position: Math.max(...outcome.positions) };
-  const visible = await deps.watcher.waitFor(projections, target, VISIBILITY_WAIT_MS);
-  return { outcome, visible };
+  const visible = await deps.watcher.waitFor(
+    projections,
+    target,
+    Math.max(LAST_LOOK_MS, deadline - Date.now()),
+  );
+  return { commandId, outcome, visible };
 }

@@ -62,8 +62,8 @@ async function main(): Promise<void> {
   installCrashPolicy(log, (reason) => shutdown(reason, 1));
 
   if (config.ROLE !== 'worker') {
-    await bootstrapContent(runtime.store, runtime.handle, { demoData: config.DEMO_DATA });
-    const admin = await bootstrapAdmin(runtime.db.pool, runtime.store, runtime.handle, {
+    await bootstrapContent(runtime.store, runtime.route, { demoData: config.DEMO_DATA });
+    const admin = await bootstrapAdmin(runtime.db.pool, runtime.store, runtime.route, {
       email: config.ADMIN_EMAIL,
       password: config.ADMIN_PASSWORD,
     });

@@ -6,7 +6,7 @@ import { MemoryCommandBus } from '#events/bus/memory-command-bus.ts';
 import { RedisCommandBus } from '#events/bus/redis-command-bus.ts';
 import { MemoryResultChannel, RedisResultChannel, type ResultChannel } from '#events/bus/result-channel.ts';
 import { CommandInbox } from '#events/store/command-inbox.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import type { Config } from '#infra/config.ts';
 import type { Database } from '#infra/db/database.ts';
 import { migrate } from '#infra/db/migrate.ts';
@@ -19,7 +19,7 @@ import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
 import { ProjectionWatcher } from '#projections/watcher.ts';
 import { CommandGateway } from '#services/command-gateway.ts';
-import { createCommandHandler, type CommandHandler } from '#services/command-handler.ts';
+import { createCommandRouter, type CommandRouter } from '#services/command-router.ts';
 import { StateCache } from '#services/state-cache.ts';
 import { startCommandWorker, type Worker } from '#services/command-worker.ts';
 import { startInboxSweeper } from '#services/inbox-sweeper.ts';
@@ -34,7 +34,8 @@ export interface Runtime {
   inbox: CommandInbox;
   bus: CommandBus;
   results: ResultChannel;
-  handle: CommandHandler;
+  /** Decides a command here and now (bootstrap, CLI, tests); requests go through `gateway` and the bus. */
+  route: CommandRouter;
   gateway: CommandGateway;
   runner: ProjectionRunner | undefined;
   watcher: ProjectionWatcher;
@@ -66,9 +67,9 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
   try {
     const applied = await migrate(db.pool);
     if (applied.length > 0) log.info({ applied }, 'database migrated');
-    const store = new EventStore(db.pool, eventRegistry);
+    const store = createEventStore(db.pool, eventRegistry);
     // One cache of folded aggregate states per process (only the worker decides commands).
-    const handle = createCommandHandler(store, { cache: new StateCache() });
+    const route = createCommandRouter(store, { cache: new StateCache() });
     const busOptions = { claimIdleMs: options.claimIdleMs, consumerIdleMs: config.BUS_CONSUMER_IDLE_MS };
 
     let bus: CommandBus;
@@ -125,14 +126,14 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       worker = startCommandWorker({
         bus,
         results,
-        handle,
+        route,
         log,
         consumer: instanceId,
         inbox,
         onAppended: () => store.notifyAppended(),
         onBus: (ok, error) => readiness.report('command bus', ok ? undefined : error),
         onDatabase: (ok, error) => readiness.report('database (commands)', ok ? undefined : error),
-        onHandled: (delivery, outcome) =>
+        onOutcome: (delivery, outcome) =>
           metrics.commands.inc({ type: delivery.envelope.command.type, status: outcome.status }),
       });
       const startedWorker = worker;
@@ -149,7 +150,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       inbox,
       bus,
       results,
-      handle,
+      route,
       gateway,
       runner,
       watcher,

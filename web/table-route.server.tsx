@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { RouterContext } from '@koa/router';
 import type { ReactElement, ReactNode } from 'react';
 import { text } from '#events/text.ts';
@@ -46,5 +47,26 @@ export async function renderTableRoute<S extends string, R extends { page: numbe
     perPage: parsed.perPage,
   });
   const props = { ...result, page: pageContext(ctx), state: { ...parsed, page: result.page } };
-  renderHtml(ctx, isXhr(ctx) ? <TableFragment>{options.table(props)}</TableFragment> : options.page(props));
+  if (!isXhr(ctx)) return renderHtml(ctx, options.page(props));
+  // A refresh that would render what the browser already has answers 304 without rendering (live
+  // updates make many tabs ask again; most get the same rows). The tag covers everything the fragment
+  // is made of: the rows, the state, who asks and their form token.
+  const tag = fragmentTag(ctx, props.state, result);
+  ctx.set('ETag', tag);
+  ctx.set('Cache-Control', 'private, no-cache');
+  ctx.set('Vary', 'X-Requested-With');
+  if (ctx.get('If-None-Match') === tag) {
+    ctx.status = 304;
+    return;
+  }
+  renderHtml(ctx, <TableFragment>{options.table(props)}</TableFragment>);
+}
+
+function fragmentTag(ctx: RouterContext, state: TableState, result: unknown): string {
+  const { user, csrfToken } = pageContext(ctx);
+  const hash = createHash('sha256')
+    .update(JSON.stringify([ctx.path, state, user?.id, user?.role, csrfToken, result]))
+    .digest('base64url')
+    .slice(0, 27);
+  return `W/"${hash}"`;
 }

@@ -1,6 +1,6 @@
 import type { CompetitorEvent } from '#events/competitor/events.ts';
 import type { Recorded } from '#events/envelope.ts';
-import type { EventStore } from '#events/store/event-store.ts';
+import type { EventLogReader } from '#events/store/event-log-reader.ts';
 import { competitorStream } from '#events/streams.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import { evolveCompetitorRow, type CompetitorRow } from './competitor-row.ts';
@@ -11,7 +11,7 @@ import { evolveCompetitorRow, type CompetitorRow } from './competitor-row.ts';
  * Undefined when the competitor did not exist (yet, or any more) at that moment.
  */
 export async function competitorAsOf(
-  store: EventStore,
+  store: EventLogReader,
   db: Queryable,
   competitorId: string,
   at: Date,

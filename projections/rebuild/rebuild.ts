@@ -1,5 +1,5 @@
 import { compareCheckpoints, startOfLog, type Checkpoint, type RecordedEvent } from '#events/envelope.ts';
-import type { EventStore } from '#events/store/event-store.ts';
+import type { EventLogReader } from '#events/store/event-log-reader.ts';
 import { withTransaction, type Database, type Queryable } from '#infra/db/database.ts';
 import { shadowTables, type Projection } from '../projection.ts';
 import { takeRebuildLease } from './rebuild-lease.ts';
@@ -68,7 +68,7 @@ interface Limits {
  */
 export async function rebuildProjections(
   db: Database,
-  store: EventStore,
+  store: EventLogReader,
   projections: readonly Projection[],
   options: RebuildOptions = {},
 ): Promise<RebuildSummary[]> {
@@ -180,7 +180,7 @@ const limited = (limits: Limits) => limits.toPosition !== null || limits.toTime 
 /** The single pass: from the oldest job checkpoint to what was committed when it started. */
 async function readOnce(
   db: Database,
-  store: EventStore,
+  store: EventLogReader,
   jobs: Job[],
   limits: Limits,
   options: RebuildOptions,
@@ -253,7 +253,7 @@ function advance(applied: Map<Job, number>, next: Checkpoint, options: RebuildOp
  */
 async function catchUp(
   db: Queryable,
-  store: EventStore,
+  store: EventLogReader,
   job: Job,
   options: RebuildOptions,
   until?: Checkpoint,
@@ -292,7 +292,7 @@ async function indexJob(db: Database, job: Job, options: RebuildOptions): Promis
 
 async function finish(
   db: Database,
-  store: EventStore,
+  store: EventLogReader,
   job: Job,
   limits: Limits,
   options: RebuildOptions,

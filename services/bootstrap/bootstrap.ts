@@ -3,8 +3,8 @@ import type { Command } from '#events/command.ts';
 import { noteColumns } from '#events/competitor/fields.ts';
 import { systemActor } from '#events/envelope.ts';
 import { defaultSegments } from '#events/segment/commands.ts';
-import type { EventStore } from '#events/store/event-store.ts';
-import type { CommandHandler } from '../command-handler.ts';
+import type { EventLogReader } from '#events/store/event-log-reader.ts';
+import type { CommandRouter } from '../command-router.ts';
 import { demoCompetitors } from './demo-competitors.ts';
 
 /** A stable uuid from a name, so every instance bootstrapping at once issues the very same commands. */
@@ -18,14 +18,14 @@ export function stableUuid(name: string): string {
  * are fixed, so running this again, or on several instances at once, appends nothing new.
  */
 export async function bootstrapContent(
-  store: EventStore,
-  handle: CommandHandler,
+  store: EventLogReader,
+  route: CommandRouter,
   options: { demoData: boolean; clock?: () => Date },
 ): Promise<void> {
   const freshInstall = (await store.headPosition()) === 0;
   const at = (options.clock ?? (() => new Date()))().toISOString();
   const run = async (commandId: string, command: Command) => {
-    const outcome = await handle({ commandId, correlationId: 'bootstrap', actor: systemActor, at, command });
+    const outcome = await route({ commandId, correlationId: 'bootstrap', actor: systemActor, at, command });
     if (outcome.status === 'rejected') throw new Error(`bootstrap ${commandId}: ${outcome.message}`);
   };
   for (const segment of defaultSegments) {

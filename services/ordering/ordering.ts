@@ -6,7 +6,8 @@ import type {
   ReorganizeSegmentsCommand,
 } from '#events/ordering/commands.ts';
 import type { OrderingEvent } from '#events/ordering/events.ts';
-import { accept, assertNever, reject, type Decider, type Decision } from '../decider.ts';
+import { assertNever } from '#infra/assert-never.ts';
+import { accept, reject, type Decider, type Decision } from '../decider.ts';
 import {
   evolveOrdering,
   initialOrderingState,

@@ -7,9 +7,11 @@ import {
   type Recorded,
 } from '#events/envelope.ts';
 import type { OrderingCommand } from '#events/ordering/commands.ts';
+import type { EventLogReader } from '#events/store/event-log-reader.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import { orderingStream } from '#events/streams.ts';
-import { isRejection, reject } from '../decider.ts';
+import { appendDecision, backOff } from '../decide-and-append.ts';
+import { reject } from '../decider.ts';
 import { decideOrdering } from './ordering.ts';
 import {
   foldOrdering,
@@ -33,18 +35,18 @@ interface Folded {
  * never passes over an event that commits late. Commands for the order run one at a time per worker
  * (one command key), so the fold is never read and advanced at once.
  */
-const folds = new WeakMap<EventStore, Folded>();
-const locks = new WeakMap<EventStore, Promise<unknown>>();
+const folds = new WeakMap<EventLogReader, Folded>();
+const locks = new WeakMap<EventLogReader, Promise<unknown>>();
 
 /** Runs `use` on the current order, one caller at a time per store (the fold is advanced in place). */
-export async function withOrdering<T>(store: EventStore, use: (state: OrderingState) => T): Promise<T> {
+export async function withOrdering<T>(store: EventLogReader, use: (state: OrderingState) => T): Promise<T> {
   const before = locks.get(store) ?? Promise.resolve();
   const run = before.catch(() => undefined).then(async () => use(await advance(store)));
   locks.set(store, run);
   return run;
 }
 
-async function advance(store: EventStore): Promise<OrderingState> {
+async function advance(store: EventLogReader): Promise<OrderingState> {
   const folded = folds.get(store) ?? { state: initialOrderingState(), checkpoint: startOfLog };
   folds.set(store, folded);
   for (;;) {
@@ -65,7 +67,7 @@ async function advance(store: EventStore): Promise<OrderingState> {
  * the version it decided on: of two drops on the same version, exactly one is stored; the other is
  * decided again on the new order, where its `expect` is stale, and refused.
  */
-export async function handleReorder(
+export async function decideAndAppendReorder(
   store: EventStore,
   command: OrderingCommand,
   metadata: EventMetadata,
@@ -76,19 +78,10 @@ export async function handleReorder(
       decision: decideOrdering(command, state),
       version: state.version,
     }));
-    if (isRejection(decision)) return store.recordOutcome(metadata.commandId, stream, decision);
-    if (decision.events.length === 0) {
-      return store.recordOutcome(metadata.commandId, stream, {
-        status: 'accepted',
-        positions: [],
-        transactionId: '0',
-        streamVersion: version,
-      });
-    }
-    const result = await store.append(stream, decision.events, version, metadata.commandId, metadata);
-    if (result.kind !== 'conflict') return result.outcome;
+    const outcome = await appendDecision(store, stream, decision, version, metadata);
+    if (outcome) return outcome;
     // The fold had not seen a reorder that committed meanwhile (or is still settling): read again.
-    await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 ** Math.min(attempt, 6)));
+    await backOff(attempt);
   }
   return reject('conflict', 'The order is being changed by many people at once. Please try again.');
 }

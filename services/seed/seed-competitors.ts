@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { systemActor } from '#events/envelope.ts';
-import type { EventStore } from '#events/store/event-store.ts';
+import type { EventLogWriter } from '#events/store/event-log-writer.ts';
 import { competitorNameStream, competitorStream } from '#events/streams.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import { demoCompetitorEvents, random } from './demo-generator.ts';
@@ -20,7 +20,7 @@ export interface SeedOptions {
  */
 export async function seedCompetitors(
   db: Queryable,
-  store: EventStore,
+  store: EventLogWriter,
   options: SeedOptions,
 ): Promise<number> {
   const batchSize = options.batchSize ?? 1_000;

@@ -1,10 +1,10 @@
-import type { EventStore } from '#events/store/event-store.ts';
+import type { EventLogReader } from '#events/store/event-log-reader.ts';
 import { systemActor } from '#events/envelope.ts';
 import { usersStream } from '#events/streams.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import { randomPassword } from '#infra/passwords.ts';
 import { stableUuid } from '../bootstrap/bootstrap.ts';
-import type { CommandHandler } from '../command-handler.ts';
+import type { CommandRouter } from '../command-router.ts';
 import { createAccount } from './accounts.ts';
 
 /**
@@ -13,8 +13,8 @@ import { createAccount } from './accounts.ts';
  */
 export async function bootstrapAdmin(
   db: Queryable,
-  store: EventStore,
-  handle: CommandHandler,
+  store: EventLogReader,
+  route: CommandRouter,
   options: { email: string; password?: string; clock?: () => Date },
 ): Promise<{ email: string; password: string } | undefined> {
   if ((await store.readStream(usersStream())).version > 0) return undefined;
@@ -23,7 +23,7 @@ export async function bootstrapAdmin(
   const { outcome } = await createAccount(
     db,
     (command) =>
-      handle({ commandId: 'bootstrap:admin', correlationId: 'bootstrap', actor: systemActor, at, command }),
+      route({ commandId: 'bootstrap:admin', correlationId: 'bootstrap', actor: systemActor, at, command }),
     {
       userId: stableUuid('bootstrap:admin'),
       email: options.email,

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { eventRegistry } from '#events/all-events.ts';
 import type { EventMetadata } from '#events/envelope.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import type { Database } from '#infra/db/database.ts';
 import { migrate } from '#infra/db/migrate.ts';
 import { openEmbeddedDatabase } from '#infra/db/open-embedded.ts';
@@ -131,10 +131,10 @@ for (const backend of backends) {
          data jsonb NOT NULL, metadata jsonb NOT NULL, recorded_at timestamptz NOT NULL DEFAULT now())`,
     );
     const stores: Stores = {
-      grouped: new EventStore(db.pool, eventRegistry, {
+      grouped: createEventStore(db.pool, eventRegistry, {
         groupCommit: groupInFlight > 0 ? { maxInFlight: groupInFlight } : {},
       }),
-      ungrouped: new EventStore(db.pool, eventRegistry, { groupCommit: false }),
+      ungrouped: createEventStore(db.pool, eventRegistry, { groupCommit: false }),
     };
     const subjects = chosenSubjects;
     for (const writers of writerCounts) {

@@ -187,7 +187,7 @@ let runtime: Runtime | undefined;
 const pool = new pg.Pool({ connectionString: scratch.url, max: Math.max(2, baselineWriters) });
 try {
   runtime = await startRuntime(config, silentLog, { purpose: 'bench' });
-  await bootstrapContent(runtime.store, runtime.handle, { demoData: false });
+  await bootstrapContent(runtime.store, runtime.route, { demoData: false });
   await pool.query(
     `CREATE TABLE bench_plain (
        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, stream text NOT NULL, type text NOT NULL,

@@ -30,11 +30,10 @@ import { performance } from 'node:perf_hooks';
 import { chromium, type Browser } from '@playwright/test';
 import pg from 'pg';
 import { eventRegistry } from '#events/all-events.ts';
-import { EventStore } from '#events/store/event-store.ts';
-import { createRedisClient } from '#infra/redis.ts';
+import { createEventStore } from '#events/store/event-store.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
-import { createCommandHandler } from '#services/command-handler.ts';
+import { createCommandRouter } from '#services/command-router.ts';
 import { createAccount } from '#services/user/accounts.ts';
 import { envelope } from '#tests/support/runtime-pieces.ts';
 import { TestClient } from '#tests/support/test-client.ts';
@@ -58,6 +57,7 @@ import {
   uniqueSuffix,
 } from './support/services.ts';
 import { medianSpread, report, summarize } from './support/stats.ts';
+import { Cleanup, dropRedisPrefix } from './support/cleanup.ts';
 
 const parts = caseKnob('parts', ['saves', 'throughput'] as const);
 const backends = caseKnob('backends', ['embedded', 'postgres'] as const);
@@ -81,29 +81,6 @@ const noteText = 'A note of ordinary length, as people write them in the notes d
 const columns = ['strengths', 'weaknesses', 'pricing', 'general'] as const;
 
 /** Redis keys under a prefix, removed at the end. */
-async function dropRedisPrefix(prefix: string): Promise<void> {
-  const redis = createRedisClient(redisUrl, silentLog, { name: 'bench-cleanup' });
-  try {
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-  } finally {
-    await redis.quit();
-  }
-}
-
-/** Everything a part made, undone in reverse order whatever happened. */
-class Cleanup {
-  private readonly steps: (() => Promise<unknown>)[] = [];
-  add(step: () => Promise<unknown>): void {
-    this.steps.push(step);
-  }
-  async run(): Promise<void> {
-    for (const step of this.steps.reverse()) {
-      await step().catch((error: unknown) => process.stderr.write(`cleanup: ${(error as Error).message}\n`));
-    }
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------
 // (a) Click Save → table cell updated, in Chromium.
 
@@ -430,11 +407,11 @@ async function throughput(): Promise<void> {
     cleanup.add(() => db.drop());
     process.stdout.write(`seeding ${competitorCount} competitors and ${clients} editors\n`);
     const ids = await seedCompetitors(db, competitorCount);
-    const store = new EventStore(db.pool, eventRegistry);
-    const handle = createCommandHandler(store);
+    const store = createEventStore(db.pool, eventRegistry);
+    const route = createCommandRouter(store);
     const emails = Array.from({ length: clients }, (_, i) => `bench-editor-${i + 1}@rivals.test`);
     for (const [i, email] of emails.entries()) {
-      const { outcome } = await createAccount(db.pool, (command) => handle(envelope(command)), {
+      const { outcome } = await createAccount(db.pool, (command) => route(envelope(command)), {
         email,
         displayName: `Bench Editor ${i + 1}`,
         role: 'editor',

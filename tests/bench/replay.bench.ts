@@ -10,12 +10,12 @@
  * (linear: within ±20%).
  */
 import { eventRegistry } from '#events/all-events.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore } from '#events/store/event-store.ts';
 import type { Database } from '#infra/db/database.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { rebuildProjections } from '#projections/rebuild/rebuild.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
-import { createCommandHandler } from '#services/command-handler.ts';
+import { createCommandRouter } from '#services/command-router.ts';
 import { seedCompetitors } from '#services/seed/seed-competitors.ts';
 import { knob, listKnob } from './support/knobs.ts';
 import { fmt, medianSpread, report } from './support/stats.ts';
@@ -87,8 +87,8 @@ const perEvent: { size: number; microseconds: number }[] = [];
 for (const size of sizes) {
   const db = await openScratchPostgres({ label: 'replay' });
   try {
-    const store = new EventStore(db.pool, eventRegistry);
-    await bootstrapContent(store, createCommandHandler(store), { demoData: false });
+    const store = createEventStore(db.pool, eventRegistry);
+    await bootstrapContent(store, createCommandRouter(store), { demoData: false });
     process.stdout.write(`seeding ${fmt(size)} competitors\n`);
     await seedCompetitors(db.pool, store, { count: size, seed: 1 });
     await db.pool.query('ANALYZE');

@@ -78,7 +78,7 @@ async function drainWithWorker(busPrefix: string, blocking: Redis): Promise<numb
   const worker = startCommandWorker({
     bus,
     results: discard,
-    handle: async () => accepted,
+    route: async () => accepted,
     log: silentLog,
     consumer: 'bench-worker',
     batchSize: BATCH,

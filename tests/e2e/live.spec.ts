@@ -1,4 +1,6 @@
 import { expect, test } from './support/fixtures.ts';
+import type { Page } from '@playwright/test';
+import { addCompetitor, deleteCompetitor, putNote } from './support/competitors.ts';
 import { signIn } from './support/sign-in.ts';
 import { trapXss } from './support/xss-trap.ts';
 
@@ -115,4 +117,64 @@ test.describe('live updates', () => {
       await colleague.close();
     }
   });
+
+  test('a change that cannot alter the page shown costs that page nothing; one on the page refreshes it', async ({
+    browser,
+    server,
+  }) => {
+    const alice = await browser.newContext();
+    const bob = await browser.newContext();
+    const ids: string[] = [];
+    try {
+      const a = await alice.newPage();
+      const b = await bob.newPage();
+      await signIn(a, server.url);
+      await signIn(b, server.url);
+      const stamp = Date.now();
+      // Sorted by name, descending, 10 a page: "zzzz…" is on page 1, "aaaa…" (after three "aaab…") is not.
+      const top = await addCompetitor(a, server.url, `zzzz Live top ${stamp}`);
+      const bottom = await addCompetitor(a, server.url, `aaaa Live bottom ${stamp}`);
+      ids.push(top, bottom);
+      for (const n of [1, 2, 3])
+        ids.push(await addCompetitor(a, server.url, `aaab Live filler ${n} ${stamp}`));
+
+      await b.goto(`${server.url}/competitors?sort=name:desc&page=1&perPage=10`);
+      await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
+      await expect(b.locator(`[data-row-id="${top}"]`)).toHaveCount(1);
+      await expect(b.locator(`[data-row-id="${bottom}"]`)).toHaveCount(0);
+      const reads: string[] = [];
+      b.on('request', (r) => {
+        if (r.method() === 'GET' && r.resourceType() === 'fetch' && r.url().includes('/competitors'))
+          reads.push(r.url());
+      });
+      const refreshes = () => b.evaluate(() => document.documentElement.dataset.liveRefreshes ?? '0');
+      const before = await refreshes();
+
+      // A note on a row off Bob's page: his page heard it (its position moved on) and did nothing.
+      const off = await putNote(a, server.url, bottom, 'pricing', `Off page ${stamp}`);
+      await waitForPosition(b, off.position ?? 0);
+      expect(await refreshes()).toBe(before);
+      expect(reads).toEqual([]);
+
+      // A note on a row on his page: it refreshes, and shows it.
+      await putNote(a, server.url, top, 'pricing', `On page ${stamp}`);
+      await expect(
+        b.getByRole('button', { name: `Pricing note for zzzz Live top ${stamp}` }),
+      ).toHaveAttribute('data-value', `On page ${stamp}`);
+      expect(await refreshes()).not.toBe(before);
+      expect(reads).toHaveLength(1);
+    } finally {
+      const a = alice.pages()[0];
+      if (a) for (const id of ids) await deleteCompetitor(a, server.url, id);
+      await alice.close();
+      await bob.close();
+    }
+  });
 });
+
+/** Waits until the page has handled the live message at `position` (it records each once handled). */
+async function waitForPosition(page: Page, position: number): Promise<void> {
+  await expect
+    .poll(() => page.evaluate(() => Number(document.documentElement.dataset.livePosition ?? 0)))
+    .toBeGreaterThanOrEqual(position);
+}

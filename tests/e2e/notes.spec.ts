@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Browser, Locator, Page, Request } from '@playwright/test';
 import { demoCompetitors } from '../../services/bootstrap/demo-competitors.ts';
 import { expect, test } from './support/fixtures.ts';
+import { addCompetitor, csrfToken, deleteCompetitor, putNote } from './support/competitors.ts';
 import { signIn } from './support/sign-in.ts';
 import { trapXss } from './support/xss-trap.ts';
 
@@ -27,45 +28,6 @@ const northwind = demoCompetitors.find((c) => c.name === 'Northwind Analytics');
 if (!northwind) throw new Error('the demo data has no Northwind Analytics');
 
 const unique = (prefix: string) => `${prefix} ${randomBytes(4).toString('hex')}`;
-const csrfToken = async (page: Page) =>
-  (await page.locator('meta[name="csrf-token"]').getAttribute('content')) ?? '';
-
-/** Adds a competitor through the real form endpoint (as the page's signed-in user); returns its id. */
-async function addCompetitor(page: Page, baseUrl: string, name: string): Promise<string> {
-  const response = await page.request.post(`${baseUrl}/competitors/new`, {
-    form: {
-      _csrf: await csrfToken(page),
-      name,
-      website: '',
-      segmentId: 'smb',
-      threat: 'medium',
-      headquarters: '',
-    },
-    maxRedirects: 0,
-  });
-  expect(response.status()).toBe(302);
-  const id = /\/competitors\/([0-9a-f-]{36})$/.exec(response.headers().location ?? '')?.[1];
-  expect(id, response.headers().location).toBeTruthy();
-  return id ?? '';
-}
-
-/** Sets a note through the component protocol (test setup; the dialog tests go through the UI). */
-async function putNote(page: Page, baseUrl: string, competitorId: string, column: string, value: string) {
-  const response = await page.request.post(`${baseUrl}/components/competitor-notes`, {
-    headers: { 'X-Requested-With': 'XMLHttpRequest', 'X-CSRF-Token': await csrfToken(page) },
-    data: { event: 'update-note', payload: { competitorId, column, value } },
-  });
-  expect(response.status(), await response.text()).toBe(200);
-}
-
-async function deleteCompetitor(page: Page, baseUrl: string, competitorId: string): Promise<void> {
-  const response = await page.request.post(`${baseUrl}/competitors/${competitorId}/delete`, {
-    form: { _csrf: await csrfToken(page) },
-    maxRedirects: 0,
-  });
-  expect(response.status()).toBe(302);
-}
-
 /** Every component call the page makes (the dialog must send none unless the user saves). */
 function componentCalls(page: Page): Request[] {
   const calls: Request[] = [];
@@ -90,6 +52,21 @@ async function componentCallsSoFar(page: Page, calls: Request[]): Promise<string
   }, marker);
   await seen;
   return calls.map((r) => r.url());
+}
+
+/** Every page read (GET of a page or region) the page makes from now on. */
+function pageReads(page: Page): string[] {
+  const reads: string[] = [];
+  page.on('request', (request) => {
+    const { pathname } = new URL(request.url());
+    if (
+      request.method() === 'GET' &&
+      request.resourceType() === 'fetch' &&
+      pathname.startsWith('/competitors')
+    )
+      reads.push(request.url());
+  });
+  return reads;
 }
 
 const isNoteCall = (request: Request) =>
@@ -237,6 +214,7 @@ test.describe('saving a note', () => {
     const id = await addCompetitor(page, server.url, name);
     await gotoReady(page, `${server.url}/competitors?search=${encodeURIComponent(name)}`);
     const calls = componentCalls(page);
+    const refetches = pageReads(page);
 
     const pricing = indicator(page, id, 'pricing');
     await expect(pricing).toHaveAccessibleName(`Pricing note (empty) for ${name}`);
@@ -255,9 +233,11 @@ test.describe('saving a note', () => {
 
     const request = await sent;
     const body = request.postDataJSON() as Record<string, unknown>;
-    expect(Object.keys(body).sort()).toEqual(['event', 'expect', 'payload']);
+    expect(Object.keys(body).sort()).toEqual(['event', 'expect', 'payload', 'view']);
     expect(body.event).toBe('update-note');
     expect(body.expect).toEqual({ version: 0 });
+    // The page it came from: the answer carries its fresh regions (docs/change-path.md).
+    expect(body.view).toBe(`/competitors?search=${encodeURIComponent(name)}`);
     const payload = body.payload as Record<string, unknown>;
     expect(Object.keys(payload).sort()).toEqual(['column', 'competitorId', 'value']);
     expect(payload).toEqual({ competitorId: id, column: 'pricing', value: text });
@@ -283,6 +263,13 @@ test.describe('saving a note', () => {
     await expect(pricing).toHaveAttribute('data-version', '1');
     expect(await sameDocument(page)).toBe(true);
     expect(await componentCallsSoFar(page, calls)).toHaveLength(1);
+    // One request in all: the answer carried the row, and the live echo of this save refreshed nothing
+    // (the page records each live message once it has decided what to do about it).
+    await expect
+      .poll(() => page.evaluate(() => Number(document.documentElement.dataset.livePosition ?? 0)))
+      .toBeGreaterThanOrEqual(answer.position as number);
+    expect(await page.evaluate(() => document.documentElement.dataset.liveRefreshes)).toBeUndefined();
+    expect(refetches).toEqual([]);
 
     // Opening it again is prefilled with the saved text, and carries the new version.
     await pricing.click();
@@ -318,6 +305,7 @@ test.describe('saving a note', () => {
       event: 'update-note',
       payload: { competitorId: id, column: 'strengths', value: text },
       expect: { version: 0 },
+      view: `/competitors/${id}`,
     });
 
     await expect(noteText(page, 'strengths')).toHaveJSProperty('textContent', text);
@@ -433,6 +421,7 @@ test.describe('no lost updates', () => {
         event: 'update-note',
         payload: { competitorId: id, column: 'general', value: 'Second text from B.' },
         expect: { version: 3 },
+        view: `/competitors/${id}`,
       });
       await expect(db.dialog).toBeHidden();
       await expect(b.getByRole('status').filter({ hasText: 'Saved the general note.' })).toBeVisible();

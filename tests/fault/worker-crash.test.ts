@@ -143,11 +143,11 @@ describe('worker crash', () => {
     cleanups.push(() => db.drop());
     const databaseUrl = db.url;
     if (!databaseUrl) throw new Error('createTestDatabase returned no URL');
-    const { handle } = await writeSide(db);
+    const { route } = await writeSide(db);
     const competitorIds: string[] = [];
     for (let i = 0; i < COMPETITORS; i++) {
       const command = addCompetitorCommand(`Fault rival ${i + 1}`);
-      const outcome = await handle(envelope(command));
+      const outcome = await route(envelope(command));
       expect(outcome.status, `seeding competitor ${i + 1}`).toBe('accepted');
       competitorIds.push(command.payload.competitorId);
     }

@@ -68,7 +68,7 @@ describe.each(databaseBackends)('authorization matrix (%s)', (backend) => {
 
     // Only the admin may delete; it deletes this one, never the shared target.
     const doomed = addCompetitorCommand('Matrix Throwaway Ltd');
-    const added = await app.runtime.handle(envelope(doomed));
+    const added = await app.runtime.route(envelope(doomed));
     expect(added.status).toBe('accepted');
     targets.doomedCompetitor = doomed.payload.competitorId;
     await waitForRow(app, 'SELECT 1 FROM competitor_list WHERE id = $1', targets.doomedCompetitor);
@@ -76,7 +76,7 @@ describe.each(databaseBackends)('authorization matrix (%s)', (backend) => {
     // Only the admin may disable/enable; it does so to this user, never to the test users.
     const { userId, outcome } = await createAccount(
       app.db.pool,
-      (command) => app.runtime.handle(envelope(command)),
+      (command) => app.runtime.route(envelope(command)),
       {
         email: 'matrix-throwaway@rivals.test',
         displayName: 'Matrix Throwaway',

@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Outcome } from '#events/command.ts';
 import { findCompetitor, listCompetitors } from '#projections/competitor-list/competitor-list.queries.ts';
 import { eventRegistry } from '#events/all-events.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore } from '#events/store/event-store.ts';
 import { allProjections } from '#projections/all-projections.ts';
-import { createCommandHandler } from '#services/command-handler.ts';
+import { createCommandRouter } from '#services/command-router.ts';
 import { StateCache } from '#services/state-cache.ts';
-import type { CommandHandler } from '#services/command-handler.ts';
+import type { CommandRouter } from '#services/command-router.ts';
 import type { ProjectionRunner } from '#projections/runner.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope, writeSide } from '#tests/support/runtime-pieces.ts';
@@ -15,7 +15,7 @@ import { createTestDatabase, type TestDatabase } from '#tests/support/test-datab
 
 describe.each(databaseBackends)('command handling on %s', (backend) => {
   let db: TestDatabase;
-  let handle: CommandHandler;
+  let route: CommandRouter;
   let runner: ProjectionRunner;
   const catchUp = async () => {
     for (const projection of allProjections) await runner.catchUp(projection);
@@ -23,13 +23,13 @@ describe.each(databaseBackends)('command handling on %s', (backend) => {
 
   beforeAll(async () => {
     db = await createTestDatabase(backend, { poolSize: 20 });
-    ({ handle, runner } = await writeSide(db));
+    ({ route, runner } = await writeSide(db));
   });
   afterAll(async () => db.drop());
 
   it('adds a competitor and shows it in the list after projection', async () => {
     const command = addCompetitorCommand('Globex', { website: 'https://globex.example', threat: 'high' });
-    const outcome = await handle(envelope(command));
+    const outcome = await route(envelope(command));
     expect(outcome).toMatchObject({ status: 'accepted' });
     await catchUp();
     const row = await findCompetitor(db.pool, command.payload.competitorId);
@@ -37,8 +37,8 @@ describe.each(databaseBackends)('command handling on %s', (backend) => {
   });
 
   it('rejects a duplicate name, case-insensitively, with a field message', async () => {
-    await handle(envelope(addCompetitorCommand('Initech')));
-    const outcome = await handle(envelope(addCompetitorCommand('  initech ')));
+    await route(envelope(addCompetitorCommand('Initech')));
+    const outcome = await route(envelope(addCompetitorCommand('  initech ')));
     expect(outcome).toMatchObject({
       status: 'rejected',
       code: 'conflict',
@@ -49,20 +49,20 @@ describe.each(databaseBackends)('command handling on %s', (backend) => {
   it('frees a name on rename and on delete', async () => {
     const first = addCompetitorCommand('Umbrella');
     const id = first.payload.competitorId;
-    await handle(envelope(first));
-    const renamed = await handle(
+    await route(envelope(first));
+    const renamed = await route(
       envelope({
         type: 'UpdateCompetitor',
         payload: { ...(first.payload as object), competitorId: id, name: 'Umbrella Corp' } as never,
       }),
     );
     expect(renamed.status).toBe('accepted');
-    expect(await handle(envelope(addCompetitorCommand('Umbrella')))).toMatchObject({ status: 'accepted' });
-    expect(await handle(envelope(addCompetitorCommand('umbrella corp')))).toMatchObject({
+    expect(await route(envelope(addCompetitorCommand('Umbrella')))).toMatchObject({ status: 'accepted' });
+    expect(await route(envelope(addCompetitorCommand('umbrella corp')))).toMatchObject({
       status: 'rejected',
     });
-    await handle(envelope({ type: 'DeleteCompetitor', payload: { competitorId: id } }));
-    expect(await handle(envelope(addCompetitorCommand('Umbrella Corp')))).toMatchObject({
+    await route(envelope({ type: 'DeleteCompetitor', payload: { competitorId: id } }));
+    expect(await route(envelope(addCompetitorCommand('Umbrella Corp')))).toMatchObject({
       status: 'accepted',
     });
   });
@@ -72,9 +72,9 @@ describe.each(databaseBackends)('command handling on %s', (backend) => {
     for (const name of ['R1', 'R2', 'R3', 'R4']) {
       const command = addCompetitorCommand(`${name}-${randomUUID().slice(0, 6)}`);
       ids.push(command.payload.competitorId);
-      await handle(envelope(command));
+      await route(envelope(command));
     }
-    await handle(envelope({ type: 'DeleteCompetitor', payload: { competitorId: ids[1] as string } }));
+    await route(envelope({ type: 'DeleteCompetitor', payload: { competitorId: ids[1] as string } }));
     await catchUp();
     const { rows } = await db.pool.query<{ rank: number }>('SELECT rank FROM competitor_list ORDER BY rank');
     expect(rows.map((r) => r.rank)).toEqual(rows.map((_, i) => i + 1));
@@ -85,7 +85,7 @@ describe.each(databaseBackends)('command handling on %s', (backend) => {
     const competitors = await Promise.all(
       Array.from({ length: 20 }, async () => {
         const add = addCompetitorCommand(`Idem-${randomUUID()}`);
-        await handle(envelope(add));
+        await route(envelope(add));
         return add.payload.competitorId;
       }),
     );
@@ -110,7 +110,7 @@ describe.each(databaseBackends)('command handling on %s', (backend) => {
       Array.from({ length: lanes }, async (_, lane) => {
         for (let i = lane; i < deliveries.length; i += lanes) {
           const delivery = deliveries[i]!;
-          const outcome = await handle(delivery);
+          const outcome = await route(delivery);
           outcomes.set(delivery.commandId, [...(outcomes.get(delivery.commandId) ?? []), outcome]);
         }
       }),
@@ -134,9 +134,9 @@ describe.each(databaseBackends)('command handling on %s', (backend) => {
 
   it("a worker's cache of folded states continues with events other workers appended", async () => {
     const cache = new StateCache();
-    const cachedHandle = createCommandHandler(new EventStore(db.pool, eventRegistry), { cache });
+    const cachedRoute = createCommandRouter(createEventStore(db.pool, eventRegistry), { cache });
     const add = addCompetitorCommand(`Cache-${randomUUID()}`);
-    await cachedHandle(envelope(add));
+    await cachedRoute(envelope(add));
     const note = (value: string, expected?: number) =>
       envelope({
         type: 'UpdateCompetitorNote',
@@ -147,18 +147,18 @@ describe.each(databaseBackends)('command handling on %s', (backend) => {
           expectedNoteVersion: expected,
         },
       });
-    expect(await cachedHandle(note('one', 0))).toMatchObject({ status: 'accepted', streamVersion: 2 });
+    expect(await cachedRoute(note('one', 0))).toMatchObject({ status: 'accepted', streamVersion: 2 });
     expect(cache.size).toBeGreaterThan(0);
     // Another worker (no shared cache) moves the note on twice.
-    expect(await handle(note('two', 1))).toMatchObject({ status: 'accepted', streamVersion: 3 });
-    expect(await handle(note('three', 2))).toMatchObject({ status: 'accepted', streamVersion: 4 });
+    expect(await route(note('two', 1))).toMatchObject({ status: 'accepted', streamVersion: 3 });
+    expect(await route(note('three', 2))).toMatchObject({ status: 'accepted', streamVersion: 4 });
     // The cached worker sees version 3 of the note, not the 1 it folded: a stale expectation is refused…
-    expect(await cachedHandle(note('stale', 1))).toMatchObject({
+    expect(await cachedRoute(note('stale', 1))).toMatchObject({
       status: 'rejected',
       code: 'conflict',
       details: { currentValue: 'three', currentVersion: 3 },
     });
     // …and a current one goes through at the right stream version.
-    expect(await cachedHandle(note('four', 3))).toMatchObject({ status: 'accepted', streamVersion: 5 });
+    expect(await cachedRoute(note('four', 3))).toMatchObject({ status: 'accepted', streamVersion: 5 });
   });
 });

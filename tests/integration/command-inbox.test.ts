@@ -35,7 +35,7 @@ describe.each(setups)('command inbox on $name', ({ backend, redis }) => {
   beforeAll(async () => {
     db = await createTestDatabase(backend);
     const runtime = await startRuntime(config(), silentLog, { purpose: 'test', db, work: true });
-    await bootstrapContent(runtime.store, runtime.handle, { demoData: false });
+    await bootstrapContent(runtime.store, runtime.route, { demoData: false });
     await runtime.close();
   });
 

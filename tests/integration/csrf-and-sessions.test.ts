@@ -70,7 +70,7 @@ async function newUser(app: TestApp, role: Role, label: string): Promise<{ id: s
   const email = `${label}@rivals.test`;
   const { userId, outcome } = await createAccount(
     app.db.pool,
-    (command) => app.runtime.handle(envelope(command)),
+    (command) => app.runtime.route(envelope(command)),
     { email, displayName: `Throwaway ${label}`, role, password: TEST_PASSWORD },
   );
   expect(outcome?.status).toBe('accepted');
@@ -115,7 +115,7 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
 
     beforeAll(async () => {
       const add = addCompetitorCommand('CSRF Target Inc');
-      expect((await app.runtime.handle(envelope(add))).status).toBe('accepted');
+      expect((await app.runtime.route(envelope(add))).status).toBe('accepted');
       targets.competitor = add.payload.competitorId;
       await waitFor(async () => {
         const { rows } = await app.db.pool.query('SELECT 1 FROM competitor_list WHERE id = $1', [
@@ -469,7 +469,7 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
 
       // Straight through the command handler, as the CLI would: nothing deletes the session row here.
       const disable: Command = { type: 'DisableUser', payload: { userId: editor.id } };
-      expect((await app.runtime.handle(envelope(disable))).status).toBe('accepted');
+      expect((await app.runtime.route(envelope(disable))).status).toBe('accepted');
       await userChanged(editor.id, (row) => row.disabled);
       expect(await sessionRows(app, token)).toBe(1);
 
@@ -483,7 +483,7 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
       expect((await client.get('/competitors/new')).status).toBe(200);
 
       const demote: Command = { type: 'ChangeUserRole', payload: { userId: editor.id, role: 'viewer' } };
-      expect((await app.runtime.handle(envelope(demote))).status).toBe('accepted');
+      expect((await app.runtime.route(envelope(demote))).status).toBe('accepted');
       await userChanged(editor.id, (row) => row.role === 'viewer');
 
       expect((await client.get('/competitors/new')).status).toBe(403);

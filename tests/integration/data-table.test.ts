@@ -174,7 +174,7 @@ describe.each(databaseBackends)('data table on /competitors (%s)', (backend) => 
       const command = addCompetitorCommand(name, fields);
       // Every third pair shares a timestamp, so the id tie-break of "updated" is exercised too.
       const at = new Date(base + Math.floor(i / 2) * 60_000).toISOString();
-      const outcome = await app.runtime.handle(envelope(command, { at }));
+      const outcome = await app.runtime.route(envelope(command, { at }));
       expect(outcome.status, name).toBe('accepted');
       return command.payload.competitorId;
     };
@@ -195,7 +195,7 @@ describe.each(databaseBackends)('data table on /competitors (%s)', (backend) => 
         i++,
       );
     }
-    const noted = await app.runtime.handle(
+    const noted = await app.runtime.route(
       envelope({
         type: 'UpdateCompetitorNote',
         payload: { competitorId: quiet, column: 'general', value: 'Quietly acquiring PlatypusSoft.' },

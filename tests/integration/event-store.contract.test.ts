@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventRegistry } from '#events/all-events.ts';
 import type { EventMetadata, NewEvent, RecordedEvent } from '#events/envelope.ts';
 import { startOfLog } from '#events/envelope.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
@@ -24,7 +24,7 @@ describe.each(databaseBackends)('event store on %s', (backend) => {
 
   beforeAll(async () => {
     db = await createTestDatabase(backend, { poolSize: 60 });
-    store = new EventStore(db.pool, eventRegistry);
+    store = createEventStore(db.pool, eventRegistry);
   });
   afterAll(async () => db.drop());
 
@@ -139,8 +139,8 @@ describe.each(databaseBackends)('event store on %s', (backend) => {
     // all, so grouped and single statements race each other in the database.
     const stores = [
       store,
-      ...Array.from({ length: 4 }, () => new EventStore(db.pool, eventRegistry)),
-      new EventStore(db.pool, eventRegistry, { groupCommit: false }),
+      ...Array.from({ length: 4 }, () => createEventStore(db.pool, eventRegistry)),
+      createEventStore(db.pool, eventRegistry, { groupCommit: false }),
     ];
     let winners = 0;
     for (let round = 0; round < rounds; round++) {

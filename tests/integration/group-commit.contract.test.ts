@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventRegistry } from '#events/all-events.ts';
 import type { Outcome } from '#events/command.ts';
 import type { EventMetadata, NewEvent } from '#events/envelope.ts';
-import { EventStore, type AppendResult } from '#events/store/event-store.ts';
+import type { AppendResult } from '#events/store/event-log-writer.ts';
+import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
@@ -31,7 +32,7 @@ describe.each(databaseBackends)('group commit on %s', (backend) => {
 
   beforeAll(async () => {
     db = await createTestDatabase(backend, { poolSize: 20 });
-    store = new EventStore(db.pool, eventRegistry, { groupCommit: { maxInFlight: 1 } });
+    store = createEventStore(db.pool, eventRegistry, { groupCommit: { maxInFlight: 1 } });
   });
   afterAll(async () => db.drop());
 
@@ -113,7 +114,7 @@ describe.each(databaseBackends)('group commit on %s', (backend) => {
   });
 
   it('200 concurrent deliveries of 50 commands through 4 grouping stores: one event and one outcome per command', async () => {
-    const stores = Array.from({ length: 4 }, () => new EventStore(db.pool, eventRegistry));
+    const stores = Array.from({ length: 4 }, () => createEventStore(db.pool, eventRegistry));
     const commands = Array.from({ length: 50 }, (_, i) => ({
       id: randomUUID(),
       stream: `idem-${i}-${randomUUID()}`,

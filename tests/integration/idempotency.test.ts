@@ -26,7 +26,7 @@ describe.each(databaseBackends)('idempotency keys on %s', (backend) => {
   /** A fresh competitor, once the list shows it. */
   async function newCompetitor(): Promise<string> {
     const command = addCompetitorCommand(`Idem ${randomUUID().slice(0, 8)}`);
-    expect((await app.runtime.handle(envelope(command))).status).toBe('accepted');
+    expect((await app.runtime.route(envelope(command))).status).toBe('accepted');
     await app.runtime.store.notifyAppended();
     const id = command.payload.competitorId;
     for (let tries = 0; tries < 500; tries++) {

@@ -9,7 +9,7 @@ import { competitorStream } from '#events/streams.ts';
 import { noteHistoryProjection } from '#projections/note-history/note-history.projection.ts';
 import { rebuildProjections } from '#projections/rebuild/rebuild.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
-import type { CommandHandler } from '#services/command-handler.ts';
+import type { CommandRouter } from '#services/command-router.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { envelope, silentLog, writeSide } from '#tests/support/runtime-pieces.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
@@ -138,12 +138,12 @@ const byKey = (a: HistoryRow, b: HistoryRow) =>
 describe.each(databaseBackends)('note history: live equals rebuilt on %s', (backend) => {
   let db: TestDatabase;
   let store: EventStore;
-  let handle: CommandHandler;
+  let route: CommandRouter;
   let runner: ProjectionRunner;
 
   beforeAll(async () => {
     db = await createTestDatabase(backend);
-    ({ store, handle, runner } = await writeSide(db));
+    ({ store, route, runner } = await writeSide(db));
   });
   afterAll(async () => db?.drop());
 
@@ -233,7 +233,7 @@ describe.each(databaseBackends)('note history: live equals rebuilt on %s', (back
             const id = ids[s.slot] as string;
             const actor = s.kind === 'note' ? actors[s.actor] : actors[0];
             const expected = model.expectedVersion(s, id);
-            const outcome = await handle(
+            const outcome = await route(
               envelope(toCommand(s, id, `Slot ${s.slot} ${id}`, expected), actor ? { actor } : {}),
             );
             expect(outcome.status, JSON.stringify(s)).toBe(

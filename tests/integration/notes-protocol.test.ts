@@ -61,7 +61,7 @@ describe.each(databaseBackends)('notes component protocol on %s', (backend) => {
   /** A fresh competitor (so tests do not share note versions), visible in the list. */
   async function newCompetitor(name = `Protocol ${randomUUID().slice(0, 8)}`): Promise<string> {
     const command = addCompetitorCommand(name);
-    const outcome = await app.runtime.handle(envelope(command));
+    const outcome = await app.runtime.route(envelope(command));
     expect(outcome.status).toBe('accepted');
     const id = command.payload.competitorId;
     const deadline = Date.now() + 10_000;
@@ -237,7 +237,7 @@ describe.each(databaseBackends)('notes component protocol on %s', (backend) => {
     );
 
     const id = await newCompetitor();
-    const deleted = await app.runtime.handle(
+    const deleted = await app.runtime.route(
       envelope({ type: 'DeleteCompetitor', payload: { competitorId: id } }),
     );
     expect(deleted.status).toBe('accepted');

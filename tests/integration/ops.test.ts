@@ -110,7 +110,7 @@ describe.each(databaseBackends)('/ops on %s', (backend) => {
     await app.runtime.runner?.stop();
     app.runtime.config.READY_MAX_LAG_EVENTS = 2;
     for (let i = 0; i < 3; i++)
-      await app.runtime.handle(envelope(addCompetitorCommand(`Lag ${i} ${randomUUID()}`)));
+      await app.runtime.route(envelope(addCompetitorCommand(`Lag ${i} ${randomUUID()}`)));
     const unready = await fetch(`${app.url}/readyz`);
     expect(unready.status).toBe(503);
     const body = (await unready.json()) as { checks: Record<string, string> };

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventRegistry } from '#events/all-events.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore } from '#events/store/event-store.ts';
 import { orderingStream } from '#events/streams.ts';
 import { competitorListProjection } from '#projections/competitor-list/competitor-list.projection.ts';
 import { segmentBoardProjection } from '#projections/segment-board/segment-board.projection.ts';
@@ -76,7 +76,7 @@ describe.each(databaseBackends)('drag-sorting on %s', (backend) => {
     viewer = await app.client('viewer');
     for (const name of NAMES) {
       const command = addCompetitorCommand(name, { segmentId: name < 'D' ? 'enterprise' : 'smb' });
-      expect((await app.runtime.handle(envelope(command))).status).toBe('accepted');
+      expect((await app.runtime.route(envelope(command))).status).toBe('accepted');
       ids.push(command.payload.competitorId);
     }
     await app.runtime.store.notifyAppended();
@@ -284,7 +284,7 @@ describe.each(databaseBackends)('drag-sorting on %s', (backend) => {
       { batchSize: 4, dryRun: true },
     );
     expect(summaries.map((s) => s.differences)).toEqual([0, 0]);
-    const fresh = new EventStore(app.db.pool, eventRegistry);
+    const fresh = createEventStore(app.db.pool, eventRegistry);
     const folded = await withOrdering(fresh, (state) => state.ranking);
     expect(folded).toEqual((await ranking()).ids);
   });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventRegistry } from '#events/all-events.ts';
 import { compareCheckpoints, type Checkpoint, type RecordedEvent } from '#events/envelope.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import { withTransaction } from '#infra/db/database.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { competitorListProjection } from '#projections/competitor-list/competitor-list.projection.ts';
@@ -10,7 +10,7 @@ import { findCompetitor } from '#projections/competitor-list/competitor-list.que
 import { rebuildProjections } from '#projections/rebuild/rebuild.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
 import { ProjectionWatcher } from '#projections/watcher.ts';
-import type { CommandHandler } from '#services/command-handler.ts';
+import type { CommandRouter } from '#services/command-router.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope, silentLog, writeSide } from '#tests/support/runtime-pieces.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
@@ -20,14 +20,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe.each(databaseBackends)('projections on %s', (backend) => {
   let db: TestDatabase;
   let store: EventStore;
-  let handle: CommandHandler;
+  let route: CommandRouter;
   let runner: ProjectionRunner;
   let watcher: ProjectionWatcher;
   const reacted: { projection: string; positions: number[] }[] = [];
 
   beforeAll(async () => {
     db = await createTestDatabase(backend, { poolSize: 20 });
-    ({ store, handle, runner } = await writeSide(db));
+    ({ store, route, runner } = await writeSide(db));
     runner.onCommitted((projection, events) =>
       reacted.push({ projection, positions: events.map((e) => e.position) }),
     );
@@ -43,7 +43,7 @@ describe.each(databaseBackends)('projections on %s', (backend) => {
 
   it('projects a command and lets the requester wait for it (read-your-writes)', async () => {
     const command = addCompetitorCommand(`Wait-${randomUUID()}`);
-    const outcome = await handle(envelope(command));
+    const outcome = await route(envelope(command));
     if (outcome.status !== 'accepted') throw new Error(outcome.message);
     const target = { transactionId: outcome.transactionId, position: Math.max(...outcome.positions) };
     expect(await watcher.waitFor(['competitor-list'], target, 5_000)).toBe(true);
@@ -65,7 +65,7 @@ describe.each(databaseBackends)('projections on %s', (backend) => {
   });
 
   it('a rebuild gives the same rows as live and calls no reactor', async () => {
-    for (let i = 0; i < 5; i++) await handle(envelope(addCompetitorCommand(`Rebuild-${i}-${randomUUID()}`)));
+    for (let i = 0; i < 5; i++) await route(envelope(addCompetitorCommand(`Rebuild-${i}-${randomUUID()}`)));
     await waitForAll();
     // Reactors run just after the commit the watcher saw; let the last live batch's call land first.
     await sleep(100);
@@ -120,7 +120,7 @@ describe.each(databaseBackends)('projections on %s', (backend) => {
         round++;
         const rollback = Math.random() < 0.1;
         const positions = await withTransaction(db.pool, async (client) => {
-          const txStore = new EventStore(client, eventRegistry);
+          const txStore = createEventStore(client, eventRegistry);
           const id = randomUUID();
           const result = await txStore.append(
             `late-${id}`,

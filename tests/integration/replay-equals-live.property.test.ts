@@ -7,7 +7,7 @@ import type { EventStore } from '#events/store/event-store.ts';
 import { competitorListProjection } from '#projections/competitor-list/competitor-list.projection.ts';
 import { rebuildProjections } from '#projections/rebuild/rebuild.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
-import type { CommandHandler } from '#services/command-handler.ts';
+import type { CommandRouter } from '#services/command-router.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { envelope, silentLog, writeSide } from '#tests/support/runtime-pieces.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
@@ -80,11 +80,11 @@ function toCommand(s: StepValue, ids: string[], run: number): Command {
 describe.each(databaseBackends)('replay equals live on %s', (backend) => {
   let db: TestDatabase;
   let store: EventStore;
-  let handle: CommandHandler;
+  let route: CommandRouter;
 
   beforeAll(async () => {
     db = await createTestDatabase(backend);
-    ({ store, handle } = await writeSide(db));
+    ({ store, route } = await writeSide(db));
   });
   afterAll(async () => db.drop());
 
@@ -98,7 +98,7 @@ describe.each(databaseBackends)('replay equals live on %s', (backend) => {
         async (steps, liveBatch, replayBatch) => {
           run++;
           const ids = Array.from({ length: slots }, () => randomUUID());
-          for (const s of steps) await handle(envelope(toCommand(s, ids, run)));
+          for (const s of steps) await route(envelope(toCommand(s, ids, run)));
           // Live: caught up incrementally, in small or large batches.
           const live = new ProjectionRunner({
             db,

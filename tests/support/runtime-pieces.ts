@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { eventRegistry } from '#events/all-events.ts';
 import type { Command, CommandEnvelope } from '#events/command.ts';
 import type { Actor } from '#events/envelope.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore } from '#events/store/event-store.ts';
 import { createLogger } from '#infra/logger.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
-import { createCommandHandler, type CommandHandler } from '#services/command-handler.ts';
+import { createCommandRouter, type CommandRouter } from '#services/command-router.ts';
 import type { TestDatabase } from './test-database.ts';
 
 export const silentLog = createLogger('silent');
@@ -27,17 +27,17 @@ export function envelope(command: Command, overrides: Partial<CommandEnvelope> =
 
 /** Store, handler and a (not started) runner over a test database, with the default segments. */
 export async function writeSide(db: TestDatabase, options: { segments?: boolean } = {}) {
-  const store = new EventStore(db.pool, eventRegistry);
-  const handleOnly = createCommandHandler(store);
+  const store = createEventStore(db.pool, eventRegistry);
+  const routeOnly = createCommandRouter(store);
   // Like the worker, wake the projection runners after appending.
-  const handle: CommandHandler = async (envelope) => {
-    const outcome = await handleOnly(envelope);
+  const route: CommandRouter = async (envelope) => {
+    const outcome = await routeOnly(envelope);
     if (outcome.status === 'accepted' && outcome.positions.length > 0) await store.notifyAppended();
     return outcome;
   };
   const runner = new ProjectionRunner({ db, store, projections: allProjections, log: silentLog });
-  if (options.segments !== false) await bootstrapContent(store, handle, { demoData: false });
-  return { store, handle, runner };
+  if (options.segments !== false) await bootstrapContent(store, route, { demoData: false });
+  return { store, route, runner };
 }
 
 type AddCompetitor = Extract<Command, { type: 'AddCompetitor' }>;

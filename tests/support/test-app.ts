@@ -49,13 +49,13 @@ export async function startTestApp(
     METRICS_TOKEN: TEST_METRICS_TOKEN,
   });
   const runtime = await startRuntime(config, silentLog, { purpose: 'test', db });
-  await bootstrapContent(runtime.store, runtime.handle, { demoData: options.demoData ?? true });
+  await bootstrapContent(runtime.store, runtime.route, { demoData: options.demoData ?? true });
   const userIds = {} as Record<Role, string>;
   for (const role of ['viewer', 'editor', 'admin'] as const) {
     const { userId, outcome } = await createAccount(
       db.pool,
       (command) =>
-        runtime.handle({
+        runtime.route({
           commandId: `test-user-${role}`,
           correlationId: 'test',
           actor: systemActor,

@@ -33,14 +33,14 @@ describe('command worker and the full parse of a command', () => {
       bus,
       results: new MemoryResultChannel(),
       // Like the real handler: the full parse comes first.
-      handle: async (e) => {
+      route: async (e) => {
         parseCommand(e.command);
         return accepted;
       },
       log: createLogger('silent'),
       consumer: 'w1',
       blockMs: 20,
-      onHandled: (delivery) => {
+      onOutcome: (delivery) => {
         handled.push(delivery.envelope.commandId);
         allDone();
       },

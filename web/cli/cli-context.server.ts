@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { eventRegistry } from '#events/all-events.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import { progressBar } from '#infra/cli/progress.ts';
 import { loadConfig } from '#infra/config.ts';
 import type { Database } from '#infra/db/database.ts';
@@ -38,7 +38,7 @@ export async function withDatabase<T>(
   const db = await openDatabase(config, log, { purpose: `the command "${purpose}"`, attempts: 3 });
   try {
     await migrate(db.pool);
-    return await work(db, new EventStore(db.pool, eventRegistry));
+    return await work(db, createEventStore(db.pool, eventRegistry));
   } finally {
     await db.close();
   }

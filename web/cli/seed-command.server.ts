@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { wholeNumber } from '#infra/cli/arguments.ts';
 import { progressBar } from '#infra/cli/progress.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
-import { createCommandHandler } from '#services/command-handler.ts';
+import { createCommandRouter } from '#services/command-router.ts';
 import { recordOperation } from '#services/operations/record.ts';
 import { seedCompetitors } from '#services/seed/seed-competitors.ts';
 import { catchUpProjections, operator, withDatabase } from './cli-context.server.ts';
@@ -17,7 +17,7 @@ export function register(program: Command): void {
     .option('--seed <n>', 'random seed, for a reproducible data set', wholeNumber(0, 2 ** 31))
     .action(async (options: { competitors: number; batch: number; seed?: number }) => {
       await withDatabase('seed', async (db, store) => {
-        await bootstrapContent(store, createCommandHandler(store), { demoData: false });
+        await bootstrapContent(store, createCommandRouter(store), { demoData: false });
         const bar = progressBar('adding competitors'.padEnd(28), options.competitors);
         const started = Date.now();
         const added = await seedCompetitors(db.pool, store, {

@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { email as emailSchema, displayName, roles } from '#events/user/fields.ts';
 import { oneOf, readPassword } from '#infra/cli/arguments.ts';
 import { PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
-import { createCommandHandler } from '#services/command-handler.ts';
+import { createCommandRouter } from '#services/command-router.ts';
 import { createAccount } from '#services/user/accounts.ts';
 import { catchUpProjections, operator, UsageError, withDatabase } from './cli-context.server.ts';
 
@@ -32,11 +32,11 @@ export function register(program: Command): void {
         if (password.length < PASSWORD_MIN_LENGTH)
           throw new UsageError(`The password must be at least ${PASSWORD_MIN_LENGTH} characters.`);
         await withDatabase('users:add', async (db, store) => {
-          const handle = createCommandHandler(store);
+          const route = createCommandRouter(store);
           const { outcome } = await createAccount(
             db.pool,
             (command) =>
-              handle({
+              route({
                 commandId: crypto.randomUUID(),
                 correlationId: 'cli',
                 actor: operator,

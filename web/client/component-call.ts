@@ -1,7 +1,18 @@
+import { markSent } from './own-changes.ts';
+
 /** The answer of a component call (see the server's component protocol). */
 export type ComponentAnswer =
-  | { status: 'accepted'; position: number | null; transactionId: string; visible: boolean }
-  | { status: 'pending'; message: string }
+  | {
+      status: 'accepted';
+      commandId: string;
+      position: number | null;
+      transactionId: string;
+      /** The change is in the read models; false: saved, but the pages will show it a moment later. */
+      visible: boolean;
+      /** The page the call came from, re-rendered with the change (its regions replace the page's). */
+      html?: string;
+    }
+  | { status: 'pending'; commandId: string; message: string }
   | {
       status: 'rejected';
       code: string;
@@ -15,6 +26,8 @@ export interface ComponentRequest {
   method?: string;
   payload: unknown;
   expect?: { version: number };
+  /** The page address whose fresh regions the answer should carry; defaults to this page. */
+  view?: string;
 }
 
 const csrfToken = () => document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? '';
@@ -24,25 +37,23 @@ const RETRY_DELAYS_MS = [300, 1_000, 2_500, 6_000];
 /** Answers that say "the request may not have arrived, or the server is restarting": safe to resend. */
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
 
-/** Keys this tab sent: the realtime client ignores the echo of its own changes. */
-const sentKeys = new Set<string>();
-export const sentByThisTab = (commandId: string): boolean => sentKeys.has(commandId);
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Sends one event or method call to a server-side component (docs/behaviour.md §6 and §8).
  * Each call carries a fresh `Idempotency-Key`, which becomes the command id: when the answer is lost
  * (network error, 502/503/504) the call is sent again with the same key, so it is applied once
- * whatever happened to the first attempt. Only if every attempt fails is the user told.
+ * whatever happened to the first attempt. Only if every attempt fails is the user told. The call names
+ * the page it came from, so the answer can carry that page's fresh regions (see `showChange`).
  */
 export async function callComponent(component: string, request: ComponentRequest): Promise<ComponentAnswer> {
   const key = crypto.randomUUID();
-  sentKeys.add(key);
+  markSent(key);
+  const call = { ...request, view: request.view ?? `${location.pathname}${location.search}` };
   let last: ComponentAnswer | undefined;
   for (let attempt = 0; attempt <= RETRY_DELAYS_MS.length; attempt++) {
     if (attempt > 0) await sleep(RETRY_DELAYS_MS[attempt - 1] ?? 0);
-    const sent = await send(component, request, key);
+    const sent = await send(component, call, key);
     if (!sent.retry) return sent.answer;
     last = sent.answer;
   }

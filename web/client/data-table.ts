@@ -75,24 +75,9 @@ export class DataTableController {
       if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
       const html = await response.text();
       if (controller.signal.aborted) return;
-      const doc = new DOMParser().parseFromString(html, 'text/html');
-      const fresh =
-        doc.querySelector<HTMLElement>(`#${CSS.escape(this.root.id)} [data-table-region]`) ??
-        doc.querySelector<HTMLElement>('[data-table-region]');
-      const currentRegion = region();
-      if (!fresh || !currentRegion) throw new Error('the answer has no table region');
-      const scrollY = window.scrollY;
-      currentRegion.replaceWith(document.importNode(fresh, true));
-      window.scrollTo({ top: scrollY });
-      // The server may have clamped the page (or dropped an unknown sort): adopt what it rendered.
-      const rendered = JSON.parse(fresh.dataset.state ?? 'null') as TableState | null;
-      if (rendered) this.state = rendered;
-      this.shown = this.state;
-      const finalUrl = `${this.path}?${toQueryString(this.state)}`;
-      if (options.push !== false) history.pushState({ table: this.state }, '', finalUrl);
-      else history.replaceState({ table: this.state }, '', finalUrl);
-      this.announce(fresh.dataset.summary ?? '');
-      this.root.dispatchEvent(new CustomEvent(tableEvents.updated, { detail: this.state }));
+      const fresh = freshRegion(new DOMParser().parseFromString(html, 'text/html'), this.root.id);
+      if (!fresh) throw new Error('the answer has no table region');
+      this.swapIn(fresh, options.push !== false);
     } catch (error) {
       if (controller.signal.aborted) return;
       // The table stays as it was, and so does the state the next sort or page change builds on
@@ -107,6 +92,35 @@ export class DataTableController {
         region()?.setAttribute('aria-busy', 'false');
       }
     }
+  }
+
+  /**
+   * Shows a region the server already rendered (a component answer carries the page it came from):
+   * true if it was rendered for what this table shows now; false if the user moved on meanwhile.
+   */
+  showRendered(doc: Document): boolean {
+    const fresh = freshRegion(doc, this.root.id);
+    const rendered = JSON.parse(fresh?.dataset.state ?? 'null') as TableState | null;
+    if (!fresh || !rendered || this.inFlight || !sameView(rendered, this.state)) return false;
+    this.swapIn(fresh, false);
+    return true;
+  }
+
+  private swapIn(fresh: HTMLElement, push: boolean): void {
+    const currentRegion = this.root.querySelector<HTMLElement>('[data-table-region]');
+    if (!currentRegion) throw new Error('the table has no region');
+    const scrollY = window.scrollY;
+    currentRegion.replaceWith(document.importNode(fresh, true));
+    window.scrollTo({ top: scrollY });
+    // The server may have clamped the page (or dropped an unknown sort): adopt what it rendered.
+    const rendered = JSON.parse(fresh.dataset.state ?? 'null') as TableState | null;
+    if (rendered) this.state = rendered;
+    this.shown = this.state;
+    const finalUrl = `${this.path}?${toQueryString(this.state)}`;
+    if (push) history.pushState({ table: this.state }, '', finalUrl);
+    else history.replaceState({ table: this.state }, '', finalUrl);
+    this.announce(fresh.dataset.summary ?? '');
+    this.root.dispatchEvent(new CustomEvent(tableEvents.updated, { detail: this.state }));
   }
 
   private announce(text: string): void {
@@ -145,6 +159,14 @@ export class DataTableController {
     });
   }
 }
+
+/** The table region of `rootId` in a rendered page or fragment. */
+const freshRegion = (doc: Document, rootId: string): HTMLElement | null =>
+  doc.querySelector<HTMLElement>(`#${CSS.escape(rootId)} [data-table-region]`) ??
+  doc.querySelector<HTMLElement>('[data-table-region]');
+
+const sameView = (a: TableState, b: TableState): boolean =>
+  a.search === b.search && a.sort === b.sort && a.page === b.page && a.perPage === b.perPage;
 
 const controllers = new WeakMap<HTMLElement, DataTableController>();
 

@@ -1,6 +1,6 @@
 import { callComponent, type ComponentAnswer } from './component-call.ts';
 import { notify } from './notices.ts';
-import { refreshRegions } from './refresh-regions.ts';
+import { refreshRegions, showChange } from './refresh-regions.ts';
 import { sweetAlert } from './sweetalert.ts';
 
 interface NoteTarget {
@@ -116,12 +116,16 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
     if (answer.status === 'rejected' && answer.code !== 'conflict') answer = await edit(answer.message);
   }
   if (!answer) return;
-  notify(
-    answer.status === 'pending'
-      ? answer.message
-      : `Saved the ${labels[target.column] ?? target.column} note.`,
-  );
-  await refreshRegions();
+  notify(savedNotice(answer, labels[target.column] ?? target.column));
+  await showChange(answer);
+}
+
+/** What the user is told once a save was accepted: saved and shown, or saved and about to show. */
+export function savedNotice(answer: ComponentAnswer, column: string): string {
+  if (answer.status === 'pending') return answer.message;
+  if (answer.status === 'accepted' && !answer.visible)
+    return `Saved the ${column} note; the page will show it in a moment.`;
+  return `Saved the ${column} note.`;
 }
 
 export function installNotesDialog(): void {

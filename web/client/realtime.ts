@@ -1,9 +1,14 @@
 import type { ChangeMessage } from '../realtime/change-message.ts';
-import { sentByThisTab } from './component-call.ts';
 import { notify } from './notices.ts';
-import { refreshRegions } from './refresh-regions.ts';
+import { isShownByAnswer } from './own-changes.ts';
+import type { ListChange } from '../realtime/affects-table.ts';
+import { refreshRegions, wouldRefresh, type RefreshScope } from './refresh-regions.ts';
 
-const REFRESH_DEBOUNCE_MS = 200;
+/**
+ * Changes heard within this long of the first are shown by one refresh. Not a debounce that restarts on
+ * every change: under a steady stream (a change every 100 ms) that would never refresh at all.
+ */
+const REFRESH_BATCH_MS = 200;
 /** A cheap head check while the tab is visible: catches anything a broadcast gap hid. */
 const HEAD_CHECK_EVERY_MS = 20_000;
 
@@ -27,9 +32,21 @@ export async function connectRealtime(): Promise<void> {
     document.documentElement.dataset.livePosition = String(lastPosition);
   };
 
-  const refreshSoon = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => void refreshRegions(), REFRESH_DEBOUNCE_MS);
+  let refreshes = 0;
+  /** What the refresh at the end of the batch must cover. */
+  let due: ListChange[] | 'all' = [];
+  const refreshSoon = (scope: RefreshScope) => {
+    if (!wouldRefresh(scope)) return;
+    // Counted on the page, so a test can tell "nothing to do" from "a refresh is coming".
+    document.documentElement.dataset.liveRefreshes = String(++refreshes);
+    due = scope === 'all' || due === 'all' ? 'all' : [...due, ...scope];
+    if (timer !== undefined) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      const scopeNow = due;
+      due = [];
+      void refreshRegions(scopeNow);
+    }, REFRESH_BATCH_MS);
   };
 
   const checkPosition = async () => {
@@ -41,7 +58,7 @@ export async function connectRealtime(): Promise<void> {
       if (!response.ok) return;
       const { position } = (await response.json()) as { position: number };
       // The first check only learns where the page stands; later ones refetch when behind.
-      if (lastPosition !== undefined && position > lastPosition) refreshSoon();
+      if (lastPosition !== undefined && position > lastPosition) refreshSoon('all');
       setPosition(position);
     } catch {
       // Offline: the next trigger checks again.
@@ -56,10 +73,9 @@ export async function connectRealtime(): Promise<void> {
   });
   socket.on('disconnect', () => (document.documentElement.dataset.live = 'disconnected'));
   socket.on('resync', () => void checkPosition());
-  socket.on('change', (message: ChangeMessage) => {
-    setPosition(message.position);
-    // The echo of this tab's own command: the tab already shows it.
-    const fromElsewhere = message.changes.filter((c) => !sentByThisTab(c.commandId));
+  const onChange = (message: ChangeMessage) => {
+    // The echo of this tab's own command: its answer carried the fresh regions (docs/change-path.md).
+    const fromElsewhere = message.changes.filter((c) => !isShownByAnswer(c.commandId));
     if (fromElsewhere.length === 0 && message.more === 0) return;
     // Other people's changes get a notice; your own from another tab only refresh.
     const others = fromElsewhere.filter((c) => c.actorId !== me);
@@ -69,7 +85,16 @@ export async function connectRealtime(): Promise<void> {
         'info',
       );
     }
-    refreshSoon();
+    // A message that lists only some of its changes may hide any change: look at everything.
+    refreshSoon(message.more > 0 ? 'all' : fromElsewhere);
+  };
+  socket.on('change', (message: ChangeMessage) => {
+    // Recorded once the message is handled: a page at this position has decided what to do about it.
+    try {
+      onChange(message);
+    } finally {
+      setPosition(message.position);
+    }
   });
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'visible') void checkPosition();

@@ -1,22 +1,55 @@
-import { tableController } from './data-table.ts';
-import { refreshSortables } from './sortable-lists.ts';
+import { affectsPage, type ListChange, type ShownPage } from '../realtime/affects-table.ts';
+import type { ComponentAnswer } from './component-call.ts';
+import { tableController, type DataTableController } from './data-table.ts';
+import { wantEcho } from './own-changes.ts';
+import { hasSortables, refreshSortables } from './sortable-lists.ts';
+
+const xhrHeaders = { 'X-Requested-With': 'XMLHttpRequest' };
+
+/** What to look at again: everything (the page may have missed something), or what these changes touch. */
+export type RefreshScope = 'all' | readonly ListChange[];
+
+/** The competitor table's page as shown: its sort and search, and the rows on it. */
+const shownPage = (root: HTMLElement, table: DataTableController): ShownPage => ({
+  sort: table.current.sort,
+  search: table.current.search,
+  rowIds: new Set([...root.querySelectorAll<HTMLElement>('[data-row-id]')].map((r) => r.dataset.rowId ?? '')),
+});
+
+/** The regions of this page that `scope` can alter (docs/change-path.md, "Other tabs"). */
+export function affectedRegions(scope: RefreshScope): { tables: DataTableController[]; card: boolean } {
+  const tables: DataTableController[] = [];
+  for (const root of document.querySelectorAll<HTMLElement>('[data-table]')) {
+    const table = tableController(root);
+    const mode = root.dataset.liveRefresh;
+    if (!table || mode === 'never') continue;
+    if (scope === 'all' || mode === 'always' || scope.some((c) => affectsPage(c, shownPage(root, table))))
+      tables.push(table);
+  }
+  const cardId = document.querySelector<HTMLElement>('#battlecard')?.dataset.competitorId;
+  const card =
+    cardId !== undefined &&
+    (scope === 'all' || scope.some((c) => c.competitorId === cardId || c.effect.scope === 'list'));
+  return { tables, card };
+}
+
+/** True when a live change means work for this page: a region it alters, or a drag-sorted list. */
+export const wouldRefresh = (scope: RefreshScope): boolean => {
+  const { tables, card } = affectedRegions(scope);
+  return tables.length > 0 || card || hasSortables();
+};
 
 /**
- * Shows a change without a page reload: data tables refresh their region (keeping search, sort, page
- * and scroll), and the battlecard is swapped from a fresh copy of the page.
+ * Shows a change without a page reload: the data tables it can alter refresh their region (keeping
+ * search, sort, page and scroll), and the battlecard is swapped from a fresh copy of the page.
  */
-export async function refreshRegions(): Promise<void> {
-  const tables = [...document.querySelectorAll<HTMLElement>('[data-table]')].map((root) =>
-    tableController(root)?.reload(),
-  );
-  const card = document.querySelector<HTMLElement>('#battlecard');
-  const refreshCard = card
-    ? fetch(location.href, { headers: { 'X-Requested-With': 'XMLHttpRequest' }, credentials: 'same-origin' })
+export async function refreshRegions(scope: RefreshScope = 'all'): Promise<void> {
+  const affected = affectedRegions(scope);
+  const tables = affected.tables.map((table) => table.reload());
+  const refreshCard = affected.card
+    ? fetch(location.href, { headers: xhrHeaders, credentials: 'same-origin' })
         .then((r) => (r.ok ? r.text() : Promise.reject(new Error(`${r.status}`))))
-        .then((html) => {
-          const fresh = new DOMParser().parseFromString(html, 'text/html').querySelector('#battlecard');
-          if (fresh) card.replaceWith(document.importNode(fresh, true));
-        })
+        .then((html) => swapCard(new DOMParser().parseFromString(html, 'text/html')))
     : undefined;
   // Drag-sorted lists re-render themselves, after any drop in progress.
   const pending = [...tables, refreshCard, refreshSortables()].filter(
@@ -25,4 +58,41 @@ export async function refreshRegions(): Promise<void> {
   await Promise.all(
     pending.map((p) => p.catch((error: unknown) => console.error('Error refreshing:', error))),
   );
+}
+
+function swapCard(doc: Document): boolean {
+  const card = document.querySelector<HTMLElement>('#battlecard');
+  const fresh = doc.querySelector('#battlecard');
+  if (!card || !fresh) return false;
+  card.replaceWith(document.importNode(fresh, true));
+  return true;
+}
+
+/**
+ * Applies the page a component answer carried: each region on screen takes its fresh copy, with no
+ * request. A region the answer cannot serve (the user paged on meanwhile) refreshes itself instead.
+ */
+export async function applyRendered(html: string): Promise<void> {
+  const doc = new DOMParser().parseFromString(html, 'text/html');
+  const stale: Promise<void>[] = [];
+  for (const root of document.querySelectorAll<HTMLElement>('[data-table]')) {
+    const table = tableController(root);
+    if (table && !table.showRendered(doc)) stale.push(table.reload());
+  }
+  swapCard(doc);
+  await Promise.all(stale);
+}
+
+/**
+ * Shows the outcome of this tab's own change (docs/change-path.md): from the answer's fresh regions when
+ * it carries them; otherwise (saved but not yet visible, or pending) the live feed's echo of the command
+ * brings it — the notice already told the user it will show in a moment.
+ */
+export async function showChange(answer: ComponentAnswer): Promise<void> {
+  if (answer.status === 'rejected') return;
+  if (answer.status === 'accepted' && answer.visible) {
+    await (answer.html !== undefined ? applyRendered(answer.html) : refreshRegions());
+    return;
+  }
+  wantEcho(answer.commandId, () => void refreshRegions());
 }

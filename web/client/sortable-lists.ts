@@ -32,6 +32,9 @@ export function installSortableLists(): void {
   }
 }
 
+/** True when this page has drag-sorted lists (they re-render on every change: any may reorder them). */
+export const hasSortables = (): boolean => controllers.size > 0;
+
 /** Re-renders every sortable region now, or right after the current drop has been settled. */
 export async function refreshSortables(): Promise<void> {
   await Promise.all(

@@ -1,18 +1,21 @@
 import { ForbiddenError, NotFoundError, ValidationError } from '#infra/errors.ts';
 import { can } from '../auth/permissions.ts';
-import { runCommand } from '../commands.server.ts';
+import { dispatchAndWaitVisible } from '../commands.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
 import { route, type RouteDef } from '../routing.server.ts';
 import { fieldErrors } from '../zod-form.server.ts';
 import { componentRegistry, componentRequestSchema } from './registry.server.ts';
+import { renderView } from './render-view.server.ts';
 
 const statusOf = { validation: 400, forbidden: 403, not_found: 404, conflict: 409, failed: 500 } as const;
 
 /**
- * POST /components/<component> {event|method, payload, expect?}: validated, authorized and turned into
- * a command; answers accepted (with the event position) or rejected (with a message a person can read).
+ * POST /components/<component> {event|method, payload, expect?, view?}: validated, authorized and turned
+ * into a command; answers once the change is visible (one bounded wait): accepted with the event position
+ * and, when the call named its `view`, that page's fresh HTML — the page applies it without another
+ * request — or rejected with a message a person can read. `pages` are the routes a view may name.
  */
-export const componentRoutes: RouteDef[] = [
+export const componentRoutes = (pages: readonly RouteDef[]): RouteDef[] => [
   route('POST', '/components/:component', 'authenticated', async (ctx, deps) => {
     if (ctx.get('X-Requested-With') !== 'XMLHttpRequest') {
       throw new ValidationError('Component calls must be sent with X-Requested-With: XMLHttpRequest.');
@@ -25,7 +28,7 @@ export const componentRoutes: RouteDef[] = [
     const request = componentRequestSchema.safeParse(ctx.request.body);
     if (!request.success)
       throw new ValidationError(request.error.issues[0]?.message ?? 'The request is not a component call.');
-    const { event, method, payload, expect } = request.data;
+    const { event, method, payload, expect, view } = request.data;
     const calls = event !== undefined ? definition.events : definition.methods;
     const name = event ?? method ?? '';
     const call = Object.hasOwn(calls, name) ? calls[name] : undefined;
@@ -47,7 +50,7 @@ export const componentRoutes: RouteDef[] = [
       };
       return;
     }
-    const { outcome, visible } = await runCommand(
+    const { commandId, outcome, visible } = await dispatchAndWaitVisible(
       ctx,
       deps,
       call.command(parsed.data, { expect }),
@@ -55,7 +58,11 @@ export const componentRoutes: RouteDef[] = [
     );
     if (!outcome) {
       ctx.status = 202;
-      ctx.body = { status: 'pending', message: 'Your change was sent and will be saved shortly.' };
+      ctx.body = {
+        status: 'pending',
+        commandId,
+        message: 'Your change was sent and will be saved shortly.',
+      };
       return;
     }
     if (outcome.status === 'rejected') {
@@ -65,9 +72,12 @@ export const componentRoutes: RouteDef[] = [
     }
     ctx.body = {
       status: 'accepted',
+      commandId,
       position: outcome.positions.length ? Math.max(...outcome.positions) : null,
       transactionId: outcome.transactionId,
       visible,
+      // Only a view that shows the change is worth carrying; otherwise the page waits for the live feed.
+      html: visible && view !== undefined ? await renderView(ctx, deps, pages, view) : undefined,
     };
   }),
 ];

@@ -4,6 +4,7 @@ import { noteColumns, noteValue } from '#events/competitor/fields.ts';
 import type { ProjectionName } from '#projections/all-projections.ts';
 import { boardList, rankingList } from '#events/ordering/commands.ts';
 import type { Action } from '../auth/permissions.ts';
+import { viewPattern } from './render-view.server.ts';
 
 /** What the client may send besides the payload: the version its view was based on. */
 export interface CallContext {
@@ -107,6 +108,8 @@ export const componentRequestSchema = z
     method: z.string().max(64).optional(),
     payload: z.unknown(),
     expect: z.object({ version: z.number().int().nonnegative() }).strict().optional(),
+    /** The address of the page the call came from: the answer carries that page's fresh regions. */
+    view: z.string().max(2048).regex(viewPattern, 'The view must be a path on this site.').optional(),
   })
   .strict()
   .refine(

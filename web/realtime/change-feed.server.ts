@@ -2,6 +2,7 @@ import { isCompetitorEvent } from '#events/competitor/events.ts';
 import type { RecordedEvent } from '#events/envelope.ts';
 import { orderingEventTypes } from '#events/ordering/events.ts';
 import { auditLine, type AuditedEvent } from '#projections/audit-log/audit-summary.ts';
+import { listEffectOf } from '#projections/competitor-list/change-effects.ts';
 import type { ProjectionRunner } from '#projections/runner.ts';
 import type { ChangeMessage } from './change-message.ts';
 import { COMPETITORS_ROOM, type Realtime } from './realtime.server.ts';
@@ -23,6 +24,7 @@ export function changeMessage(events: readonly RecordedEvent[]): ChangeMessage |
       commandId: event.metadata.commandId,
       actorName: event.metadata.actor.name,
       summary: line.summary,
+      effect: listEffectOf(event.type),
     };
   });
   return {

@@ -1,3 +1,5 @@
+import type { ListEffect } from '#projections/competitor-list/change-effects.ts';
+
 /** What a browser hears after a change to the competitor list is projected (shared by server and client). */
 export interface ChangeMessage {
   /** The newest position in this batch: clients keep the highest they have seen. */
@@ -11,6 +13,8 @@ export interface ChangeMessage {
     commandId: string;
     actorName: string;
     summary: string;
+    /** What it can do to a page of the list: a page it cannot alter is not refetched. */
+    effect: ListEffect;
   }[];
   /** Changes in the batch beyond those listed. */
   more: number;

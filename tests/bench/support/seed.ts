@@ -1,10 +1,10 @@
 import { eventRegistry } from '#events/all-events.ts';
-import { EventStore } from '#events/store/event-store.ts';
+import { createEventStore } from '#events/store/event-store.ts';
 import type { Database } from '#infra/db/database.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
-import { createCommandHandler } from '#services/command-handler.ts';
+import { createCommandRouter } from '#services/command-router.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { silentLog } from './services.ts';
 
@@ -20,9 +20,9 @@ const note = (i: number, topic: string) =>
  * through the real command handler; then every projection caught up. Returns the competitor ids.
  */
 export async function seedCompetitors(db: Database, count: number): Promise<string[]> {
-  const store = new EventStore(db.pool, eventRegistry);
-  const handle = createCommandHandler(store);
-  await bootstrapContent(store, handle, { demoData: false });
+  const store = createEventStore(db.pool, eventRegistry);
+  const route = createCommandRouter(store);
+  await bootstrapContent(store, route, { demoData: false });
   const ids: string[] = [];
   for (let i = 1; i <= count; i++) {
     const add = addCompetitorCommand(`Bench Rival ${String(i).padStart(3, '0')}`, {
@@ -44,7 +44,7 @@ export async function seedCompetitors(db: Database, count: number): Promise<stri
       },
     ] as const;
     for (const command of commands) {
-      const outcome = await handle(envelope(command));
+      const outcome = await route(envelope(command));
       if (outcome.status !== 'accepted') throw new Error(`seeding ${command.type}: ${outcome.message}`);
     }
     ids.push(competitorId);

@@ -20,7 +20,7 @@ export async function freshUser(app: SecurityApp, role: Role, label: string) {
   const email = `${label}-${Math.random().toString(36).slice(2, 8)}@rivals.test`;
   const { userId, outcome } = await createAccount(
     app.db.pool,
-    (command) => app.runtime.handle(envelope(command)),
+    (command) => app.runtime.route(envelope(command)),
     { email, displayName: `Throwaway ${label}`, role, password: TEST_PASSWORD },
   );
   if (outcome?.status !== 'accepted') throw new Error(`could not create ${email}`);

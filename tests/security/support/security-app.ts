@@ -69,14 +69,14 @@ export async function startSecurityApp(backend: SecurityBackend): Promise<Securi
   });
   const runtime = await startRuntime(config, silentLog, { purpose: 'security test', db });
   // Segments and one competitor: enough to aim at, quicker to start than the demo data.
-  await bootstrapContent(runtime.store, runtime.handle, { demoData: false });
-  await runtime.handle(envelope(addCompetitorCommand('Target Corp')));
+  await bootstrapContent(runtime.store, runtime.route, { demoData: false });
+  await runtime.route(envelope(addCompetitorCommand('Target Corp')));
   const userIds = {} as Record<Role, string>;
   for (const role of ['viewer', 'editor', 'admin'] as const) {
     const { userId, outcome } = await createAccount(
       db.pool,
       (command) =>
-        runtime.handle({
+        runtime.route({
           commandId: `security-user-${role}`,
           correlationId: 'test',
           actor: systemActor,

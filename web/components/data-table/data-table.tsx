@@ -34,6 +34,11 @@ export interface DataTableProps<Row> {
   lastPage: number;
   rowKey(row: Row): string;
   rowLabel?(row: Row): string;
+  /**
+   * Which competitor changes heard live make it look again: `rows` — those that can alter the page shown
+   * (web/realtime/affects-table.ts); `always` — every one (the audit log gains a row each time); `never`.
+   */
+  liveRefresh: 'rows' | 'always' | 'never';
 }
 
 export const formatCount = (count: ResultCount): string =>
@@ -65,7 +70,14 @@ export function DataTable<Row>(props: DataTableProps<Row>): ReactElement {
   const { id, path, noun, state, columns, rows, count, lastPage } = props;
   const summary = tableSummary(state, columns, count, noun);
   return (
-    <section className="data-table" id={id} data-table data-path={path} data-state={JSON.stringify(state)}>
+    <section
+      className="data-table"
+      id={id}
+      data-table
+      data-path={path}
+      data-state={JSON.stringify(state)}
+      data-live-refresh={props.liveRefresh}
+    >
       <Island
         name="table-toolbar"
         component={TableToolbar}

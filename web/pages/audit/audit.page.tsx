@@ -39,6 +39,7 @@ const columns: Column<AuditRow>[] = [
 export function AuditTable(props: AuditProps) {
   return (
     <DataTable
+      liveRefresh="always"
       id="audit-table"
       path="/audit"
       noun="events"

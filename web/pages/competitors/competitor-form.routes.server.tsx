@@ -8,7 +8,7 @@ import { findCompetitor } from '#projections/competitor-list/competitor-list.que
 import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
-import { runCommand } from '../../commands.server.ts';
+import { dispatchAndWaitVisible } from '../../commands.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
@@ -71,7 +71,7 @@ async function submitForm(
   const form = { ...options.form, values };
   const parsed = competitorFields.safeParse(values);
   if (!parsed.success) return renderForm(ctx, deps, { ...form, errors: fieldErrors(parsed.error) }, 400);
-  const { outcome, visible } = await runCommand(
+  const { outcome, visible } = await dispatchAndWaitVisible(
     ctx,
     deps,
     options.command(parsed.data, values),
@@ -154,7 +154,7 @@ export const competitorFormRoutes: RouteDef[] = [
       return ctx.redirect('/competitors');
     }
     const c = await loadCompetitor(deps, ctx.params.id);
-    const { outcome } = await runCommand(
+    const { outcome } = await dispatchAndWaitVisible(
       ctx,
       deps,
       { type: 'DeleteCompetitor', payload: { competitorId: c.id } },

@@ -17,6 +17,7 @@ export function CompetitorTable({ page, state, result }: CompetitorListProps) {
   const role = page.user?.role;
   return (
     <DataTable
+      liveRefresh="rows"
       id="competitors-table"
       path="/competitors"
       noun="competitors"

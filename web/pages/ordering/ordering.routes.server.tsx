@@ -12,7 +12,7 @@ import { listSegments } from '#projections/segment-board/segment-board.queries.t
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { can } from '../../auth/permissions.ts';
-import { runCommand } from '../../commands.server.ts';
+import { dispatchAndWaitVisible } from '../../commands.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import type { SessionUser } from '../page-context.ts';
@@ -91,7 +91,7 @@ async function submitMove(
     addFlash(ctx, { kind: 'info', text: `${what} cannot move further that way.` });
     return ctx.redirect(back);
   }
-  const { outcome } = await runCommand(ctx, deps, command, orderingProjections);
+  const { outcome } = await dispatchAndWaitVisible(ctx, deps, command, orderingProjections);
   addFlash(
     ctx,
     outcome?.status === 'rejected'

@@ -67,6 +67,7 @@ function userColumns(page: PageContext): Column<UserRow>[] {
 export function UsersTable({ page, state, rows, total, lastPage }: UsersProps) {
   return (
     <DataTable
+      liveRefresh="never"
       id="users-table"
       path="/users"
       noun="users"

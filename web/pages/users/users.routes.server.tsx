@@ -6,7 +6,7 @@ import { findUser, listUsers, userSortColumns } from '#projections/user-list/use
 import { createAccount } from '#services/user/accounts.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { renderTableRoute } from '../../table-route.server.tsx';
-import { runCommand } from '../../commands.server.ts';
+import { dispatchAndWaitVisible } from '../../commands.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
@@ -55,7 +55,7 @@ export const userRoutes: RouteDef[] = [
     if (!parsed.success) return rerender(fieldErrors(parsed.error));
     const { outcome } = await createAccount(
       deps.db.pool,
-      async (command) => (await runCommand(ctx, deps, command, ['user-list'])).outcome,
+      async (command) => (await dispatchAndWaitVisible(ctx, deps, command, ['user-list'])).outcome,
       { ...parsed.data, userId: idempotencyKey(ctx) },
     );
     if (outcome?.status === 'rejected') return rerender(outcome.fields ?? { email: outcome.message });
@@ -72,7 +72,7 @@ export const userRoutes: RouteDef[] = [
     if (!parsed.success) throw new ValidationError('Role must be viewer, editor or admin.');
     const user = await findUser(deps.db.pool, id);
     if (!user) throw new NotFoundError('No such user.');
-    const { outcome } = await runCommand(
+    const { outcome } = await dispatchAndWaitVisible(
       ctx,
       deps,
       { type: 'ChangeUserRole', payload: { userId: id, role: parsed.data } },
@@ -93,7 +93,9 @@ export const userRoutes: RouteDef[] = [
       const user = await findUser(deps.db.pool, id);
       if (!user) throw new NotFoundError('No such user.');
       const type = verb === 'disable' ? 'DisableUser' : 'EnableUser';
-      const { outcome } = await runCommand(ctx, deps, { type, payload: { userId: id } }, ['user-list']);
+      const { outcome } = await dispatchAndWaitVisible(ctx, deps, { type, payload: { userId: id } }, [
+        'user-list',
+      ]);
       if (verb === 'disable' && outcome?.status === 'accepted')
         await deps.db.pool.query('DELETE FROM sessions WHERE user_id = $1', [id]);
       addFlash(

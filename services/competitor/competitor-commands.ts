@@ -6,7 +6,7 @@ import type {
 import type { Outcome } from '#events/command.ts';
 import type { EventMetadata } from '#events/envelope.ts';
 import { competitorNameStream, competitorStream, segmentsStream } from '#events/streams.ts';
-import { handleCommand, loadState, type WriteModel } from '../handle-command.ts';
+import { decideAndAppend, loadState, type WriteModel } from '../decide-and-append.ts';
 import { segmentsDecider } from '../segment/segments.ts';
 import { competitorDecider } from './competitor.ts';
 import { competitorNameDecider } from './competitor-name.ts';
@@ -20,24 +20,22 @@ const step = (metadata: EventMetadata, name: string): EventMetadata => ({
 const sameName = (a: string, b: string) => competitorNameStream(a) === competitorNameStream(b);
 
 function claimName(w: WriteModel, name: string, competitorId: string, metadata: EventMetadata) {
-  return handleCommand(
-    w.store,
+  return decideAndAppend(
+    w,
     competitorNameStream(name),
     competitorNameDecider,
     { type: 'ClaimCompetitorName', name, competitorId },
     metadata,
-    { cache: w.cache },
   );
 }
 
 function releaseName(w: WriteModel, name: string, competitorId: string, metadata: EventMetadata) {
-  return handleCommand(
-    w.store,
+  return decideAndAppend(
+    w,
     competitorNameStream(name),
     competitorNameDecider,
     { type: 'ReleaseCompetitorName', name, competitorId },
     metadata,
-    { cache: w.cache },
   );
 }
 
@@ -51,13 +49,12 @@ export async function addCompetitor(
   const { state: segments } = await loadState(w.store, segmentsStream(), segmentsDecider, w.cache);
   const claim = await claimName(w, name, competitorId, step(metadata, 'claim'));
   if (claim.status === 'rejected') return claim;
-  const outcome = await handleCommand(
-    w.store,
+  const outcome = await decideAndAppend(
+    w,
     competitorStream(competitorId),
     competitorDecider,
     { ...command, knownSegments: [...segments.segments.keys()] },
     metadata,
-    { cache: w.cache },
   );
   if (outcome.status === 'rejected') await releaseName(w, name, competitorId, step(metadata, 'release'));
   return outcome;
@@ -78,9 +75,7 @@ export async function updateCompetitor(
     const claim = await claimName(w, name, competitorId, step(metadata, 'claim'));
     if (claim.status === 'rejected') return claim;
   }
-  const outcome = await handleCommand(w.store, stream, competitorDecider, command, metadata, {
-    cache: w.cache,
-  });
+  const outcome = await decideAndAppend(w, stream, competitorDecider, command, metadata);
   if (renamed && state.status === 'live') {
     const [release, keep] = outcome.status === 'accepted' ? [oldName, 'old'] : [name, 'new'];
     await releaseName(w, release, competitorId, step(metadata, `release-${keep}`));
@@ -95,9 +90,7 @@ export async function deleteCompetitor(
 ): Promise<Outcome> {
   const { competitorId } = command.payload;
   const stream = competitorStream(competitorId);
-  const outcome = await handleCommand(w.store, stream, competitorDecider, command, metadata, {
-    cache: w.cache,
-  });
+  const outcome = await decideAndAppend(w, stream, competitorDecider, command, metadata);
   if (outcome.status === 'accepted') {
     const { state } = await loadState(w.store, stream, competitorDecider, w.cache);
     if (state.status !== 'absent') {

@@ -1,0 +1,97 @@
+import { parseCommand, type BusEnvelope } from '#events/command-shape.ts';
+import type { Command, CommandType, Outcome } from '#events/command.ts';
+import type { EventMetadata, NewEvent } from '#events/envelope.ts';
+import type { EventStore } from '#events/store/event-store.ts';
+import { competitorStream, orderingStream, segmentsStream, usersStream } from '#events/streams.ts';
+import { competitorDecider } from './competitor/competitor.ts';
+import { addCompetitor, deleteCompetitor, updateCompetitor } from './competitor/competitor-commands.ts';
+import { decideAndAppend, type WriteModel } from './decide-and-append.ts';
+import type { Decider } from './decider.ts';
+import { decideAndAppendReorder } from './ordering/reorder.ts';
+import type { StateCache } from './state-cache.ts';
+import { segmentsDecider } from './segment/segments.ts';
+import { usersDecider } from './user/users.ts';
+
+/**
+ * Sends a command to its decider and stores the outcome (events appended, or the rejection). The command
+ * is parsed in full first (the bus checked only the envelope's shape): one that fails throws
+ * `InvalidCommandError`, which the worker dead-letters.
+ */
+export type CommandRouter = (envelope: BusEnvelope) => Promise<Outcome>;
+
+type CommandByType = { [C in Command as C['type']]: C };
+type CommandOf<T extends CommandType> = CommandByType[T];
+
+/** Where one command type goes: the stream it is decided on, and how it is decided and stored. */
+interface Route<T extends CommandType> {
+  /** The command's lane: commands on the same stream run one after another in a worker. */
+  stream(command: CommandOf<T>): string;
+  run(w: WriteModel, command: CommandOf<T>, metadata: EventMetadata): Promise<Outcome>;
+}
+
+/** A command decided by one decider on one stream. */
+const onStream = <T extends CommandType, E extends NewEvent, S>(
+  stream: (command: CommandOf<T>) => string,
+  decider: Decider<CommandOf<T>, E, S>,
+): Route<T> => ({
+  stream,
+  run: (w, command, metadata) => decideAndAppend(w, stream(command), decider, command, metadata),
+});
+
+const ofCompetitor = (command: { payload: { competitorId: string } }) =>
+  competitorStream(command.payload.competitorId);
+
+const reorder: Route<'ReorderRanking' | 'ReorganizeSegments'> = {
+  stream: orderingStream,
+  run: (w, command, metadata) => decideAndAppendReorder(w.store, command, metadata),
+};
+
+/**
+ * Every command type, once: a type missing here fails the typecheck. Both the router and the worker's
+ * lanes (`commandKey`) read it, so a command's stream is named in one place.
+ */
+const commandTable: { [T in CommandType]: Route<T> } = {
+  AddCompetitor: { stream: ofCompetitor, run: addCompetitor },
+  UpdateCompetitor: { stream: ofCompetitor, run: updateCompetitor },
+  DeleteCompetitor: { stream: ofCompetitor, run: deleteCompetitor },
+  UpdateCompetitorNote: onStream(ofCompetitor, competitorDecider),
+  AddSegment: onStream(segmentsStream, segmentsDecider),
+  AddUser: onStream(usersStream, usersDecider),
+  ChangeUserRole: onStream(usersStream, usersDecider),
+  DisableUser: onStream(usersStream, usersDecider),
+  EnableUser: onStream(usersStream, usersDecider),
+  ReorderRanking: reorder,
+  ReorganizeSegments: reorder,
+};
+
+/** A command's route; `T` ties the route to this very command, so its `run` takes it without a cast. */
+const routeOf = <T extends CommandType>(command: CommandOf<T>): Route<T> => commandTable[command.type as T];
+
+const metadataOf = (envelope: Omit<BusEnvelope, 'command'>): EventMetadata => ({
+  actor: envelope.actor,
+  commandId: envelope.commandId,
+  correlationId: envelope.correlationId,
+  at: envelope.at,
+});
+
+/**
+ * Routes each command to its decider through the command table. A worker passes a `cache` of folded
+ * states so long streams are not re-read from the start for every command.
+ */
+export function createCommandRouter(store: EventStore, options: { cache?: StateCache } = {}): CommandRouter {
+  const w: WriteModel = { store, cache: options.cache };
+  return async ({ command: unchecked, ...envelope }) => {
+    const command = parseCommand(unchecked);
+    return routeOf(command).run(w, command, metadataOf(envelope));
+  };
+}
+
+/**
+ * Commands with the same key run one after another in a worker; different keys run side by side. Read
+ * from the command before its full parse (its type is checked; the stream functions only build a name
+ * from the payload), so a malformed id only puts the command in a lane of its own.
+ */
+export const commandKey = ({ command }: BusEnvelope): string => {
+  const typed = command as Command;
+  return routeOf(typed).stream(typed);
+};

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseBackends } from '#tests/support/environment.ts';
+import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
+import type { TestClient } from '#tests/support/test-client.ts';
+
+/**
+ * A table refresh the browser already has is answered 304 without rendering (live updates make many
+ * tabs ask again, most for the same rows): the tag covers the rows, the state, the user and their form
+ * token, so any change to what the fragment shows — or who asks — gets the full answer.
+ */
+describe.each(databaseBackends)('table refreshes by ETag on %s', (backend) => {
+  let app: TestApp;
+  let editor: TestClient;
+  let admin: TestClient;
+  const view = '/competitors?sort=name:asc&page=1&perPage=15';
+
+  beforeAll(async () => {
+    app = await startTestApp(backend, { demoData: true });
+    editor = await app.client('editor');
+    admin = await app.client('admin');
+  });
+  afterAll(async () => app?.close());
+
+  it('answers the same refresh 304 with no body, and a changed one 200 with a new tag', async () => {
+    const first = await editor.get(view, { xhr: true });
+    expect(first.status).toBe(200);
+    const tag = first.headers.get('etag') ?? '';
+    expect(tag).toMatch(/^W\/"[\w-]+"$/);
+    expect(first.headers.get('cache-control')).toBe('private, no-cache');
+    const html = await first.text();
+    expect(html).toContain('data-table-region');
+
+    const again = await editor.get(view, { xhr: true, headers: { 'If-None-Match': tag } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+
+    // Another page of the same table, or another sort: not the same fragment.
+    const other = await editor.get('/competitors?sort=name:desc&page=1&perPage=15', {
+      xhr: true,
+      headers: { 'If-None-Match': tag },
+    });
+    expect(other.status).toBe(200);
+
+    // A note on a row of this page changes the fragment: the full answer, with a new tag.
+    const id = /data-row-id="([0-9a-f-]{36})"/.exec(html)?.[1] ?? '';
+    expect(id).not.toBe('');
+    await editor.get('/competitors');
+    const note = `Tagged ${randomUUID()}`;
+    const saved = await editor.postJson('/components/competitor-notes', {
+      event: 'update-note',
+      payload: { competitorId: id, column: 'general', value: note },
+    });
+    expect(saved.status).toBe(200);
+    const changed = await editor.get(view, { xhr: true, headers: { 'If-None-Match': tag } });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get('etag')).not.toBe(tag);
+    expect(await changed.text()).toContain(note);
+  });
+
+  it('does not answer 304 to another user holding the tag, nor tag full pages', async () => {
+    const mine = await editor.get(view, { xhr: true });
+    const tag = mine.headers.get('etag') ?? '';
+    const theirs = await admin.get(view, { xhr: true, headers: { 'If-None-Match': tag } });
+    expect(theirs.status).toBe(200);
+    expect(theirs.headers.get('etag')).not.toBe(tag);
+
+    const page = await editor.get(view, { headers: { 'If-None-Match': tag } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('etag')).toBeNull();
+  });
+});
