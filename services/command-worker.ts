@@ -161,13 +161,16 @@ export function startCommandWorker(options: WorkerOptions): Worker {
     wake: boolean,
     answers: Promise<void>[],
   ): Promise<void> {
-    await Promise.all(answers);
     // Neither failure undoes what was processed: runners also poll, and an unsettled command is only
-    // re-sent and answered from its recorded outcome.
-    if (wake)
-      await options
-        .onAppended?.()
-        .catch((error: unknown) => log.warn({ err: error }, 'could not wake projections'));
+    // re-sent and answered from its recorded outcome. The wake-up does not wait for the answers.
+    await Promise.all([
+      ...answers,
+      wake
+        ? options
+            .onAppended?.()
+            .catch((error: unknown) => log.warn({ err: error }, 'could not wake projections'))
+        : undefined,
+    ]);
     // Settled before the ack: a crash in between only means a redelivery, which is idempotent.
     await options.inbox
       ?.settle(processed)

@@ -2,7 +2,7 @@ import { isConnectionError } from '#infra/db/database.ts';
 import type { GroupItem, GroupResult } from './group-append.ts';
 
 export interface GroupCommitOptions {
-  /** Group statements running at once (default 2): the next group gathers while these commit. */
+  /** Group statements running at once (default 4): the next group gathers while these commit. */
   maxInFlight?: number;
   /** Items per statement at most (default 256). */
   maxItems?: number;
@@ -37,7 +37,7 @@ export class GroupCommitter {
     private readonly writeOne: (item: GroupItem) => Promise<GroupResult>,
     options: GroupCommitOptions = {},
   ) {
-    this.maxInFlight = Math.max(1, options.maxInFlight ?? 2);
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? 4);
     this.maxItems = Math.max(1, options.maxItems ?? 256);
   }
 

@@ -7,7 +7,7 @@
  *
  *   npx tsx tests/bench/append.bench.ts [--rounds=3] [--duration=2] [--writers=1,8] [--pool=8]
  *     [--backends=postgres,embedded] [--subjects=event-store,event-store-ungrouped,plain-insert]
- *     [--group-in-flight=2]
+ *     [--group-in-flight=4]
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -29,7 +29,7 @@ const rounds = knob('rounds', 3);
 const seconds = knob('duration', 2);
 const writerCounts = listKnob('writers', [1, 8]);
 const poolSize = knob('pool', 8);
-/** Group statements in flight at once for the grouping store (0: the store's default). */
+/** Group statements in flight at once for the grouping store (0: the store default, 4). */
 const groupInFlight = knob('group-in-flight', 0);
 const backends = caseKnob('backends', ['postgres', 'embedded'] as const);
 // (An earlier `event-store-no-notify` variant showed what a NOTIFY inside every append cost; the
