@@ -1,4 +1,5 @@
-import type { Command, CommandEnvelope, CommandType, Outcome } from '#events/command.ts';
+import { parseCommand, type BusEnvelope } from '#events/command-shape.ts';
+import type { Command, CommandType, Outcome } from '#events/command.ts';
 import type { EventMetadata, NewEvent } from '#events/envelope.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import { competitorStream, orderingStream, segmentsStream, usersStream } from '#events/streams.ts';
@@ -11,8 +12,12 @@ import type { StateCache } from './state-cache.ts';
 import { segmentsDecider } from './segment/segments.ts';
 import { usersDecider } from './user/users.ts';
 
-/** Sends a command to its decider and stores the outcome (events appended, or the rejection). */
-export type CommandRouter = (envelope: CommandEnvelope) => Promise<Outcome>;
+/**
+ * Sends a command to its decider and stores the outcome (events appended, or the rejection). The command
+ * is parsed in full first (the bus checked only the envelope's shape): one that fails throws
+ * `InvalidCommandError`, which the worker dead-letters.
+ */
+export type CommandRouter = (envelope: BusEnvelope) => Promise<Outcome>;
 
 type CommandByType = { [C in Command as C['type']]: C };
 type CommandOf<T extends CommandType> = CommandByType[T];
@@ -62,7 +67,7 @@ const commandTable: { [T in CommandType]: Route<T> } = {
 /** A command's route; `T` ties the route to this very command, so its `run` takes it without a cast. */
 const routeOf = <T extends CommandType>(command: CommandOf<T>): Route<T> => commandTable[command.type as T];
 
-const metadataOf = (envelope: Omit<CommandEnvelope, 'command'>): EventMetadata => ({
+const metadataOf = (envelope: Omit<BusEnvelope, 'command'>): EventMetadata => ({
   actor: envelope.actor,
   commandId: envelope.commandId,
   correlationId: envelope.correlationId,
@@ -75,8 +80,18 @@ const metadataOf = (envelope: Omit<CommandEnvelope, 'command'>): EventMetadata =
  */
 export function createCommandRouter(store: EventStore, options: { cache?: StateCache } = {}): CommandRouter {
   const w: WriteModel = { store, cache: options.cache };
-  return ({ command, ...envelope }) => routeOf(command).run(w, command, metadataOf(envelope));
+  return async ({ command: unchecked, ...envelope }) => {
+    const command = parseCommand(unchecked);
+    return routeOf(command).run(w, command, metadataOf(envelope));
+  };
 }
 
-/** Commands with the same key run one after another in a worker; different keys run side by side. */
-export const commandKey = ({ command }: CommandEnvelope): string => routeOf(command).stream(command);
+/**
+ * Commands with the same key run one after another in a worker; different keys run side by side. Read
+ * from the command before its full parse (its type is checked; the stream functions only build a name
+ * from the payload), so a malformed id only puts the command in a lane of its own.
+ */
+export const commandKey = ({ command }: BusEnvelope): string => {
+  const typed = command as Command;
+  return routeOf(typed).stream(typed);
+};

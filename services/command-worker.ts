@@ -1,5 +1,6 @@
 import type { CommandBus, Delivery } from '#events/bus/command-bus.ts';
 import type { ResultChannel } from '#events/bus/result-channel.ts';
+import { InvalidCommandError } from '#events/command-shape.ts';
 import type { Outcome } from '#events/command.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
 import { isConnectionError } from '#infra/db/database.ts';
@@ -53,6 +54,11 @@ export function startCommandWorker(options: WorkerOptions): Worker {
   let appended = false;
   /** Command ids processed (or given up on) in the current batch: settled in the inbox before the ack. */
   let settled: string[] = [];
+  /**
+   * Answers to requesters sent in the current batch. Not awaited in the lane: the lane goes on to its
+   * next command while the answer travels; the batch's finish waits for them before the ack.
+   */
+  let replies: Promise<void>[] = [];
 
   /**
    * Routes one command; while the database is unreachable it waits and tries again rather than count
@@ -82,12 +88,20 @@ export function startCommandWorker(options: WorkerOptions): Worker {
       settled.push(envelope.commandId);
       options.onOutcome?.(delivery, outcome);
       if (envelope.replyTo) {
-        await results.publish(envelope.replyTo, envelope.commandId, outcome).catch((error: unknown) => {
-          log.warn({ err: error, commandId: envelope.commandId }, 'could not publish a command outcome');
-        });
+        replies.push(
+          results.publish(envelope.replyTo, envelope.commandId, outcome).catch((error: unknown) => {
+            log.warn({ err: error, commandId: envelope.commandId }, 'could not publish a command outcome');
+          }),
+        );
       }
       return delivery.id;
     } catch (error) {
+      if (error instanceof InvalidCommandError) {
+        // Passed the bus's shape check but not the full parse: dead-lettered as the bus does a malformed
+        // entry (never retried, nobody answered: the gateway only sends commands that parse).
+        await bus.deadLetterInvalid(delivery);
+        return undefined;
+      }
       const message = error instanceof Error ? error.message : String(error);
       log.error(
         {
@@ -138,24 +152,50 @@ export function startCommandWorker(options: WorkerOptions): Worker {
 
   const read = () => bus.read(consumer, { count: options.batchSize ?? 100, blockMs: options.blockMs });
 
-  async function processBatch(deliveries: Delivery[]): Promise<void> {
-    if (deliveries.length === 0) return;
-    appended = false;
-    settled = [];
-    const acked = await runLanes(deliveries);
+  /** The previous batch's wake-up, settle and ack, still under way while the next batch is processed. */
+  let finishing: Promise<void> = Promise.resolve();
+
+  async function finishBatch(
+    acked: string[],
+    processed: string[],
+    wake: boolean,
+    answers: Promise<void>[],
+  ): Promise<void> {
     // Neither failure undoes what was processed: runners also poll, and an unsettled command is only
-    // re-sent and answered from its recorded outcome.
-    if (appended)
-      await options
-        .onAppended?.()
-        .catch((error: unknown) => log.warn({ err: error }, 'could not wake projections'));
+    // re-sent and answered from its recorded outcome. The wake-up does not wait for the answers.
+    await Promise.all([
+      ...answers,
+      wake
+        ? options
+            .onAppended?.()
+            .catch((error: unknown) => log.warn({ err: error }, 'could not wake projections'))
+        : undefined,
+    ]);
     // Settled before the ack: a crash in between only means a redelivery, which is idempotent.
     await options.inbox
-      ?.settle(settled)
+      ?.settle(processed)
       .catch((error: unknown) =>
         log.warn({ err: error }, 'could not settle processed commands in the inbox'),
       );
     await bus.ack(acked);
+  }
+
+  /**
+   * Processes a batch, then leaves its wake-up, settle and ack running while the loop goes on to the
+   * next one: everything acknowledged is already committed, so the ack need not hold up the next batch (a
+   * crash before it only means a redelivery). One finish runs at a time; its failure surfaces here.
+   */
+  async function processBatch(deliveries: Delivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    appended = false;
+    settled = [];
+    replies = [];
+    const acked = await runLanes(deliveries);
+    const processed = settled;
+    const wake = appended;
+    await finishing;
+    finishing = finishBatch(acked, processed, wake, replies);
+    finishing.catch(() => undefined);
   }
 
   const loop = (async () => {
@@ -181,6 +221,7 @@ export function startCommandWorker(options: WorkerOptions): Worker {
         backoffMs = 200;
       } catch (error) {
         next = undefined;
+        finishing = Promise.resolve();
         if (!running) break;
         options.onBus?.(false, error);
         // Once per outage, not once per attempt.
@@ -196,6 +237,7 @@ export function startCommandWorker(options: WorkerOptions): Worker {
       await processBatch(last).catch((error: unknown) =>
         log.warn({ err: error }, 'could not finish the last batch'),
       );
+    await finishing.catch((error: unknown) => log.warn({ err: error }, 'could not finish the last batch'));
   })();
 
   return {

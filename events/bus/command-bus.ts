@@ -1,16 +1,19 @@
-import type { CommandEnvelope } from '../command.ts';
+import type { BusEnvelope } from '../command-shape.ts';
 
-/** One delivery of a command to a consumer. `deliveryCount` is 1 the first time. */
+/**
+ * One delivery of a command to a consumer. `deliveryCount` is 1 the first time. The envelope's shape is
+ * checked; its command is parsed in full where it is decided (see `parseCommand`).
+ */
 export interface Delivery {
   id: string;
-  envelope: CommandEnvelope;
+  envelope: BusEnvelope;
   deliveryCount: number;
 }
 
 export interface DeadLetter {
   id: string;
   /** Null when the entry was not a valid envelope at all; `raw` then holds what was on the bus. */
-  envelope: CommandEnvelope | null;
+  envelope: BusEnvelope | null;
   raw?: string;
   error: string;
   deliveryCount: number;
@@ -34,12 +37,18 @@ export interface ReadOptions {
  * (the crashed-consumer case), and the consumer moves it to the dead letters after too many attempts.
  */
 export interface CommandBus {
-  send(envelope: CommandEnvelope): Promise<string>;
+  send(envelope: BusEnvelope): Promise<string>;
   /** New commands for `consumer`, plus entries other consumers left idle too long. */
   read(consumer: string, options?: ReadOptions): Promise<Delivery[]>;
   ack(ids: readonly string[]): Promise<void>;
   /** Records the delivery with its error in the dead letters and acknowledges it. */
   deadLetter(delivery: Delivery, error: string): Promise<void>;
+  /**
+   * A delivered entry whose command failed the full parse: recorded in the dead letters exactly like an
+   * entry that failed the shape check at the boundary (its raw text, no envelope, "not a valid command
+   * envelope"), and acknowledged.
+   */
+  deadLetterInvalid(delivery: Delivery): Promise<void>;
   deadLetters(limit?: number): Promise<DeadLetter[]>;
   /**
    * Takes the dead letter out and sends its command to the workers again, atomically, so two operators

@@ -1,4 +1,4 @@
-import { commandEnvelopeSchema, type CommandEnvelope } from '../command.ts';
+import { checkEnvelopeShape, type BusEnvelope } from '../command-shape.ts';
 import {
   NotRetryableError,
   type BusOptions,
@@ -37,7 +37,7 @@ export class MemoryCommandBus implements CommandBus {
     this.claimIdleMs = options.claimIdleMs ?? 30_000;
   }
 
-  async send(envelope: CommandEnvelope): Promise<string> {
+  async send(envelope: BusEnvelope): Promise<string> {
     const id = String(this.nextId++);
     this.log.set(id, JSON.stringify(envelope));
     for (const wake of this.waiters) wake();
@@ -69,6 +69,17 @@ export class MemoryCommandBus implements CommandBus {
       envelope: delivery.envelope,
       error,
       deliveryCount: delivery.deliveryCount,
+    });
+    await this.ack([delivery.id]);
+  }
+
+  async deadLetterInvalid(delivery: Delivery): Promise<void> {
+    this.dead.push({
+      id: delivery.id,
+      envelope: null,
+      raw: this.log.get(delivery.id) ?? JSON.stringify(delivery.envelope),
+      error: 'not a valid command envelope',
+      deliveryCount: 1,
     });
     await this.ack([delivery.id]);
   }
@@ -135,7 +146,10 @@ export class MemoryCommandBus implements CommandBus {
   private delivery(id: string, deliveryCount: number): Delivery {
     const raw = this.log.get(id);
     if (raw === undefined) throw new Error(`bus entry ${id} vanished`);
-    return { id, envelope: commandEnvelopeSchema.parse(JSON.parse(raw)), deliveryCount };
+    // Only `send` writes here, so the shape always holds; the command is parsed where it is decided.
+    const envelope = checkEnvelopeShape(JSON.parse(raw));
+    if (!envelope) throw new Error(`bus entry ${id} is not a command envelope`);
+    return { id, envelope, deliveryCount };
   }
 
   private waitForSend(ms: number): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { commandEnvelopeSchema, type CommandEnvelope } from '../command.ts';
+import { checkEnvelopeShape, type BusEnvelope } from '../command-shape.ts';
 import {
   NotRetryableError,
   type BusOptions,
@@ -35,7 +35,7 @@ return 0`;
 
 const toDeadLetter = (fields: string[]): DeadLetter => ({
   id: field(fields, 'id') ?? '',
-  envelope: JSON.parse(field(fields, 'envelope') ?? 'null') as CommandEnvelope | null,
+  envelope: JSON.parse(field(fields, 'envelope') ?? 'null') as BusEnvelope | null,
   ...(field(fields, 'raw') !== undefined ? { raw: field(fields, 'raw') } : {}),
   error: field(fields, 'error') ?? '',
   deliveryCount: Number(field(fields, 'deliveryCount') ?? 0),
@@ -64,6 +64,8 @@ export class RedisCommandBus implements CommandBus {
   private readonly claimIdleMs: number;
   private readonly consumerIdleMs: number;
   private claimCursor = '0-0';
+  /** The text each delivered envelope was read from, for dead-lettering it as it was on the bus. */
+  private readonly rawOf = new WeakMap<BusEnvelope, string>();
   private lastClaimAt = 0;
 
   /**
@@ -82,7 +84,7 @@ export class RedisCommandBus implements CommandBus {
     this.consumerIdleMs = options.consumerIdleMs ?? 3_600_000;
   }
 
-  async send(envelope: CommandEnvelope): Promise<string> {
+  async send(envelope: BusEnvelope): Promise<string> {
     const id = await this.redis.xadd(this.stream, '*', 'envelope', JSON.stringify(envelope));
     if (!id) throw new Error('XADD returned no id');
     return id;
@@ -139,6 +141,21 @@ export class RedisCommandBus implements CommandBus {
       )
       .xack(this.stream, GROUP, id)
       .exec();
+  }
+
+  async deadLetterInvalid(delivery: Delivery): Promise<void> {
+    await this.deadLetterRaw(
+      delivery.id,
+      this.rawOf.get(delivery.envelope) ?? JSON.stringify(delivery.envelope),
+    );
+  }
+
+  /** An entry that is not a command at all: kept as it came, with why. */
+  private async deadLetterRaw(id: string, raw: string): Promise<void> {
+    await this.moveToDeadLetters(id, ['raw', raw], {
+      error: 'not a valid command envelope',
+      deliveryCount: 1,
+    });
   }
 
   async deadLetters(limit = 100): Promise<DeadLetter[]> {
@@ -292,25 +309,21 @@ export class RedisCommandBus implements CommandBus {
     return counts;
   }
 
-  /** Parses entries; one that is not a valid envelope goes straight to the dead letters. */
+  /** Checks each entry's shape; one that is not an envelope at all goes straight to the dead letters. */
   private async toDeliveries(entries: StreamEntry[], countOf: (id: string) => number): Promise<Delivery[]> {
     const deliveries: Delivery[] = [];
     for (const [id, fields] of entries) {
       const raw = field(fields, 'envelope') ?? '';
-      let parsed: ReturnType<typeof commandEnvelopeSchema.safeParse>;
+      let envelope: BusEnvelope | undefined;
       try {
-        parsed = commandEnvelopeSchema.safeParse(JSON.parse(raw));
+        envelope = checkEnvelopeShape(JSON.parse(raw));
       } catch {
-        parsed = commandEnvelopeSchema.safeParse(undefined);
+        envelope = undefined;
       }
-      if (parsed.success) {
-        deliveries.push({ id, envelope: parsed.data, deliveryCount: countOf(id) });
-        continue;
-      }
-      await this.moveToDeadLetters(id, ['raw', raw], {
-        error: 'not a valid command envelope',
-        deliveryCount: 1,
-      });
+      if (envelope) {
+        this.rawOf.set(envelope, raw);
+        deliveries.push({ id, envelope, deliveryCount: countOf(id) });
+      } else await this.deadLetterRaw(id, raw);
     }
     return deliveries;
   }

@@ -3,6 +3,8 @@ import type { EventMetadata, NewEvent } from '../envelope.ts';
 import type { EventRegistry } from '../registry.ts';
 import { pgErrorCode, type Queryable } from '#infra/db/database.ts';
 import { notify, notifyChannels } from '#infra/db/notify-channels.ts';
+import { appendGroup, type GroupItem, type GroupResult } from './group-append.ts';
+import { GroupCommitter, type GroupCommitOptions } from './group-commit.ts';
 
 export type AppendResult =
   | { kind: 'appended'; outcome: Extract<Outcome, { status: 'accepted' }> }
@@ -44,11 +46,80 @@ SELECT outcome, false AS duplicate FROM o
 UNION ALL
 SELECT outcome, true AS duplicate FROM seen`;
 
+export interface EventLogWriterOptions {
+  /**
+   * Concurrent appends and recorded outcomes share statements (group commit, decision 0014); on by
+   * default. `false` writes each in a statement of its own.
+   */
+  groupCommit?: GroupCommitOptions | false;
+}
+
+type AppendItem = Extract<GroupItem, { kind: 'append' }>;
+
 /**
- * The write half of the event log: appends (each with the command's outcome, in one statement), outcomes
- * of commands that appended nothing, and the wake-up for projection runners.
+ * The write half of the event log: appends (each with the command's outcome, in one statement, or
+ * grouped with concurrent ones), outcomes of commands that appended nothing, and the wake-up for
+ * projection runners.
  */
-export function createEventLogWriter(db: Queryable, registry: EventRegistry) {
+export function createEventLogWriter(
+  db: Queryable,
+  registry: EventRegistry,
+  options: EventLogWriterOptions = {},
+) {
+  /** One append in a statement of its own. */
+  async function appendOne(item: AppendItem): Promise<AppendResult> {
+    const { stream, events, expectedVersion, commandId } = item;
+    try {
+      // Named: prepared once per connection, so the statement is not parsed and planned every time.
+      const { rows } = await db.query<{ outcome: Outcome; duplicate: boolean }>({
+        name: 'rivals-append',
+        text: appendSql,
+        values: [
+          stream,
+          expectedVersion,
+          events.length,
+          events.map((e) => e.type),
+          events.map((e) => e.schemaVersion),
+          events.map((e) => e.data),
+          item.metadata,
+          commandId,
+        ],
+      });
+      const row = rows[0];
+      if (!row) return { kind: 'conflict' };
+      if (row.duplicate) return { kind: 'duplicate', outcome: row.outcome };
+      return { kind: 'appended', outcome: row.outcome as Extract<Outcome, { status: 'accepted' }> };
+    } catch (error) {
+      if (pgErrorCode(error) !== '23505') throw error;
+      const first = await writer.findOutcome(commandId);
+      // A unique violation that is not our command id is a lost race on the stream version.
+      return first ? { kind: 'duplicate', outcome: first } : { kind: 'conflict' };
+    }
+  }
+
+  /** One outcome that appended nothing, in a statement of its own; the first one recorded wins. */
+  async function recordOne(commandId: string, stream: string, outcome: Outcome): Promise<Outcome> {
+    const { rows } = await db.query<{ outcome: Outcome }>(
+      `WITH ins AS (
+         INSERT INTO command_outcomes (command_id, stream, outcome) VALUES ($1, $2, $3)
+         ON CONFLICT (command_id) DO NOTHING RETURNING outcome)
+       SELECT outcome FROM ins
+       UNION ALL SELECT outcome FROM command_outcomes WHERE command_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)`,
+      [commandId, stream, JSON.stringify(outcome)],
+    );
+    return rows[0]?.outcome ?? outcome;
+  }
+
+  const writeOne = async (item: GroupItem): Promise<GroupResult> =>
+    item.kind === 'append'
+      ? appendOne(item)
+      : { kind: 'recorded', outcome: await recordOne(item.commandId, item.stream, item.outcome) };
+
+  const group =
+    options.groupCommit === false
+      ? undefined
+      : new GroupCommitter((items) => appendGroup(db, items), writeOne, options.groupCommit);
+
   const writer = {
     /** Appends `events` to `stream` if it is at `expectedVersion`, recording the command's outcome with them. */
     async append(
@@ -59,30 +130,21 @@ export function createEventLogWriter(db: Queryable, registry: EventRegistry) {
       metadata: EventMetadata,
     ): Promise<AppendResult> {
       if (events.length === 0) throw new Error('append needs at least one event; use recordOutcome for none');
-      const types = events.map((e) => e.type);
-      const versions = events.map((e) => registry.versionOf(e.type));
-      const data = events.map((e) => JSON.stringify(registry.validate(e.type, e.data)));
-      try {
-        const { rows } = await db.query<{ outcome: Outcome; duplicate: boolean }>(appendSql, [
-          stream,
-          expectedVersion,
-          events.length,
-          types,
-          versions,
-          data,
-          JSON.stringify(metadata),
-          commandId,
-        ]);
-        const row = rows[0];
-        if (!row) return { kind: 'conflict' };
-        if (row.duplicate) return { kind: 'duplicate', outcome: row.outcome };
-        return { kind: 'appended', outcome: row.outcome as Extract<Outcome, { status: 'accepted' }> };
-      } catch (error) {
-        if (pgErrorCode(error) !== '23505') throw error;
-        const first = await writer.findOutcome(commandId);
-        // A unique violation that is not our command id is a lost race on the stream version.
-        return first ? { kind: 'duplicate', outcome: first } : { kind: 'conflict' };
-      }
+      const item: AppendItem = {
+        kind: 'append',
+        stream,
+        expectedVersion,
+        events: events.map((e) => ({
+          type: e.type,
+          schemaVersion: registry.versionOf(e.type),
+          data: JSON.stringify(registry.validate(e.type, e.data)),
+        })),
+        commandId,
+        metadata: JSON.stringify(metadata),
+      };
+      const result = group ? await group.submit(item) : await appendOne(item);
+      if (result.kind === 'recorded') throw new Error('an append was answered as a recorded outcome');
+      return result;
     },
 
     /**
@@ -148,15 +210,10 @@ export function createEventLogWriter(db: Queryable, registry: EventRegistry) {
 
     /** Records an outcome that appended nothing (a rejection, a no-op); returns the first one recorded. */
     async recordOutcome(commandId: string, stream: string, outcome: Outcome): Promise<Outcome> {
-      const { rows } = await db.query<{ outcome: Outcome }>(
-        `WITH ins AS (
-           INSERT INTO command_outcomes (command_id, stream, outcome) VALUES ($1, $2, $3)
-           ON CONFLICT (command_id) DO NOTHING RETURNING outcome)
-         SELECT outcome FROM ins
-         UNION ALL SELECT outcome FROM command_outcomes WHERE command_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)`,
-        [commandId, stream, JSON.stringify(outcome)],
-      );
-      return rows[0]?.outcome ?? outcome;
+      if (!group) return recordOne(commandId, stream, outcome);
+      const result = await group.submit({ kind: 'record', stream, commandId, outcome });
+      if (result.kind !== 'recorded') throw new Error(`a recorded outcome was answered as ${result.kind}`);
+      return result.outcome;
     },
 
     async findOutcome(commandId: string): Promise<Outcome | undefined> {

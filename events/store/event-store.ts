@@ -1,7 +1,7 @@
 import type { EventRegistry } from '../registry.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import { createEventLogReader, type EventLogReader } from './event-log-reader.ts';
-import { createEventLogWriter, type EventLogWriter } from './event-log-writer.ts';
+import { createEventLogWriter, type EventLogWriter, type EventLogWriterOptions } from './event-log-writer.ts';
 import { createFoldSnapshots, type FoldSnapshots } from './fold-snapshots.ts';
 
 /**
@@ -11,8 +11,12 @@ import { createFoldSnapshots, type FoldSnapshots } from './fold-snapshots.ts';
  */
 export type EventStore = EventLogWriter & EventLogReader & FoldSnapshots;
 
-export const createEventStore = (db: Queryable, registry: EventRegistry): EventStore => ({
-  ...createEventLogWriter(db, registry),
+export const createEventStore = (
+  db: Queryable,
+  registry: EventRegistry,
+  options: EventLogWriterOptions = {},
+): EventStore => ({
+  ...createEventLogWriter(db, registry, options),
   ...createEventLogReader(db, registry),
   ...createFoldSnapshots(db),
 });

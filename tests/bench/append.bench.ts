@@ -6,7 +6,8 @@
  * embedded PGlite (file-backed, one connection) for reference. Target: ≥ 50% at 8 writers (Postgres).
  *
  *   npx tsx tests/bench/append.bench.ts [--rounds=3] [--duration=2] [--writers=1,8] [--pool=8]
- *     [--backends=postgres,embedded] [--subjects=event-store,plain-insert]
+ *     [--backends=postgres,embedded] [--subjects=event-store,event-store-ungrouped,plain-insert]
+ *     [--group-in-flight=4]
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -29,10 +30,14 @@ const rounds = knob('rounds', 3);
 const seconds = knob('duration', 2);
 const writerCounts = listKnob('writers', [1, 8]);
 const poolSize = knob('pool', 8);
+/** Group statements in flight at once for the grouping store (0: the store default, 4). */
+const groupInFlight = knob('group-in-flight', 0);
 const backends = caseKnob('backends', ['postgres', 'embedded'] as const);
 // (An earlier `event-store-no-notify` variant showed what a NOTIFY inside every append cost; the
 // trigger is gone since migration 005 — writers notify after their commits.)
-const allSubjects = ['event-store', 'plain-insert'] as const;
+// `event-store` groups concurrent appends into shared statements (group commit, decision 0014);
+// `event-store-ungrouped` writes each append in a statement of its own, as before it.
+const allSubjects = ['event-store', 'event-store-ungrouped', 'plain-insert'] as const;
 const chosenSubjects = caseKnob('subjects', allSubjects);
 type Subject = (typeof allSubjects)[number];
 
@@ -72,8 +77,14 @@ async function openBackend(
 
 let runNumber = 0;
 
+interface Stores {
+  grouped: EventStore;
+  ungrouped: EventStore;
+}
+
 /** `writers` loops for `duration` seconds, each on a stream (or key) of its own; returns calls per second. */
-async function run(db: Database, store: EventStore, subject: Subject, writers: number, duration: number) {
+async function run(db: Database, stores: Stores, subject: Subject, writers: number, duration: number) {
+  const store = subject === 'event-store-ungrouped' ? stores.ungrouped : stores.grouped;
   const run = ++runNumber;
   const stopAt = performance.now() + duration * 1000;
   const started = performance.now();
@@ -116,15 +127,20 @@ for (const backend of backends) {
   const { db } = opened;
   try {
     await createPlainTable(db.pool);
-    const store = createEventStore(db.pool, eventRegistry);
+    const stores: Stores = {
+      grouped: createEventStore(db.pool, eventRegistry, {
+        groupCommit: groupInFlight > 0 ? { maxInFlight: groupInFlight } : {},
+      }),
+      ungrouped: createEventStore(db.pool, eventRegistry, { groupCommit: false }),
+    };
     const subjects = chosenSubjects;
     for (const writers of writerCounts) {
-      for (const subject of subjects) await run(db, store, subject, writers, 0.5); // warm-up
+      for (const subject of subjects) await run(db, stores, subject, writers, 0.5); // warm-up
       const rates = new Map<Subject, number[]>(subjects.map((s) => [s, []]));
       for (let round = 0; round < rounds; round++) {
         const order = round % 2 === 0 ? subjects : [...subjects].reverse();
         for (const subject of order) {
-          const rate = await run(db, store, subject, writers, seconds);
+          const rate = await run(db, stores, subject, writers, seconds);
           rates.get(subject)?.push(rate);
           process.stdout.write(
             `  ${backend} writers=${writers} round ${round + 1}/${rounds} ${subject}: ${rate.toFixed(0)}/s\n`,

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BusOptions, CommandBus, Delivery } from '#events/bus/command-bus.ts';
 import { MemoryCommandBus } from '#events/bus/memory-command-bus.ts';
 import { RedisCommandBus } from '#events/bus/redis-command-bus.ts';
+import type { BusEnvelope } from '#events/command-shape.ts';
 import { commandEnvelopeSchema, type CommandEnvelope } from '#events/command.ts';
 import { createLogger } from '#infra/logger.ts';
 import { createRedisClient, type Redis } from '#infra/redis.ts';
@@ -370,6 +371,33 @@ for (const implementation of implementations) {
         expect(await bus.read('c3', { blockMs: BLOCK_MS })).toEqual([]);
       });
 
+      it('records a command that failed the full parse like a malformed entry: raw text, no envelope', async () => {
+        const harness = open();
+        const bus = await harness.connect();
+        // Passes the shape check at the boundary; only the command's own parse refuses the payload.
+        const shapeOnly: BusEnvelope = {
+          ...makeEnvelope(),
+          command: { type: 'DeleteCompetitor', payload: { competitorId: 'not-a-uuid' } },
+        };
+        const id = await bus.send(shapeOnly);
+        const [delivery] = await bus.read('c1', { blockMs: BLOCK_MS });
+        expect(delivery).toEqual({ id, envelope: shapeOnly, deliveryCount: 1 });
+        await bus.deadLetterInvalid(delivery!);
+        expect(await bus.pendingCount()).toBe(0);
+        expect(await bus.deadLetters()).toEqual([
+          {
+            id,
+            envelope: null,
+            raw: JSON.stringify(shapeOnly),
+            error: 'not a valid command envelope',
+            deliveryCount: 1,
+          },
+        ]);
+        await expect(bus.retryDeadLetter(id)).rejects.toThrow('not a valid command');
+        await sleep(PAST_CLAIM_IDLE_MS);
+        expect(await bus.read('c2', { blockMs: BLOCK_MS })).toEqual([]);
+      });
+
       it('retry re-delivers the command exactly once, even when retried twice at once; discard removes it', async () => {
         const harness = open();
         const bus = await harness.connect();
@@ -483,7 +511,7 @@ if (testRedisUrl) {
       const before = makeEnvelope();
       await sender.send(before);
 
-      const received: CommandEnvelope[] = [];
+      const received: BusEnvelope[] = [];
       const errors: unknown[] = [];
       let stop = false;
       const loop = (async () => {

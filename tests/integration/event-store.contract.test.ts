@@ -135,11 +135,18 @@ describe.each(databaseBackends)('event store on %s', (backend) => {
     const stream = `race-${randomUUID()}`;
     const writers = 50;
     const rounds = 200;
+    // Several stores, like several worker processes: each groups its own writes, one does not group at
+    // all, so grouped and single statements race each other in the database.
+    const stores = [
+      store,
+      ...Array.from({ length: 4 }, () => createEventStore(db.pool, eventRegistry)),
+      createEventStore(db.pool, eventRegistry, { groupCommit: false }),
+    ];
     let winners = 0;
     for (let round = 0; round < rounds; round++) {
       const results = await Promise.all(
-        Array.from({ length: writers }, () =>
-          store.append(stream, [deleted(randomUUID())], round, randomUUID(), meta('r')),
+        Array.from({ length: writers }, (_, w) =>
+          stores[w % stores.length]!.append(stream, [deleted(randomUUID())], round, randomUUID(), meta('r')),
         ),
       );
       const won = results.filter((r) => r.kind === 'appended').length;
