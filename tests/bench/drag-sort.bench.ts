@@ -20,7 +20,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { chromium, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import type { Recorded } from '#events/envelope.ts';
 import { rankingList } from '#events/ordering/commands.ts';
 import { decideOrdering } from '#services/ordering/ordering.ts';
@@ -33,7 +33,7 @@ import { benchDragScale } from './support/drag-scale.ts';
 import { knob, textKnob } from './support/knobs.ts';
 import { reportMachine } from './support/machine.ts';
 import { seedCompetitors } from './support/seed.ts';
-import { freePort, spawnNode, waitForStatus } from './support/server-process.ts';
+import { launchBenchChromium, spawnBenchApp, waitForStatus } from './support/server-process.ts';
 import { ensureAssets, openScratchPostgres } from './support/services.ts';
 import { medianSpread, report, summarize } from './support/stats.ts';
 
@@ -106,22 +106,9 @@ if (parts.includes('drops')) {
   const db = await openScratchPostgres({ label: 'dragsort' });
   await seedCompetitors(db, items);
   await db.close();
-  const port = await freePort();
   const password = 'bench-admin-password-0123';
-  const server = spawnNode({
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATABASE_URL: db.url,
-    SESSION_SECRET: 's'.repeat(40),
-    LOG_LEVEL: 'warn',
-    DEMO_DATA: 'false',
-    ADMIN_EMAIL: 'bench@rivals.test',
-    ADMIN_PASSWORD: password,
-  });
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-  });
+  const server = await spawnBenchApp(db.url, password);
+  const browser = await launchBenchChromium();
   try {
     await waitForStatus(server, '/readyz', { timeoutMs: 120_000 });
     const open = async () => {

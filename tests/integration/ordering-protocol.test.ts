@@ -11,6 +11,7 @@ import { databaseBackends } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
 import type { TestClient } from '#tests/support/test-client.ts';
+import { readBoard } from '#tests/support/segment-board.ts';
 
 /**
  * Drag-sorting through the real app (HTTP, sessions, CSRF, bus, worker, projections): the `ranking`
@@ -48,17 +49,7 @@ describe.each(databaseBackends)('drag-sorting on %s', (backend) => {
     };
   }
 
-  async function board(client: TestClient = editor) {
-    const html = await (await client.get('/segments')).text();
-    const version = Number(/id="segments-region"[^>]*data-version="(\d+)"/.exec(html)?.[1] ?? 'NaN');
-    const groups = [
-      ...html.matchAll(/<section class="note-card sortable-group"[^>]*data-id="([^"]+)"[\s\S]*?<\/section>/g),
-    ].map((m) => ({
-      id: m[1] as string,
-      items: [...m[0].matchAll(/<li class="sortable-item" data-id="([^"]+)"/g)].map((i) => i[1] as string),
-    }));
-    return { html, version, groups };
-  }
+  const board = (client: TestClient = editor) => readBoard(client);
 
   async function call(client: TestClient, component: string, body: unknown) {
     await client.get('/ranking');

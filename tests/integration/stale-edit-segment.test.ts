@@ -5,6 +5,7 @@ import { databaseBackends } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
 import type { TestClient } from '#tests/support/test-client.ts';
+import { readBoard } from '#tests/support/segment-board.ts';
 
 /**
  * A competitor's segment has two editors: its edit form and the board. Board moves live in the ordering
@@ -19,17 +20,7 @@ describe.each(databaseBackends)('segment changes from the edit form and the boar
   let app: TestApp;
   let editor: TestClient;
 
-  async function board() {
-    const html = await (await editor.get('/segments')).text();
-    const version = Number(/id="segments-region"[^>]*data-version="(\d+)"/.exec(html)?.[1] ?? 'NaN');
-    const groups = [
-      ...html.matchAll(/<section class="note-card sortable-group"[^>]*data-id="([^"]+)"[\s\S]*?<\/section>/g),
-    ].map((m) => ({
-      id: m[1] as string,
-      items: [...m[0].matchAll(/<li class="sortable-item" data-id="([^"]+)"/g)].map((i) => i[1] as string),
-    }));
-    return { version, groups };
-  }
+  const board = () => readBoard(editor);
 
   const segmentOf = async (id: string) => (await board()).groups.find((g) => g.items.includes(id))?.id;
 

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { chromium, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { eventRegistry } from '#events/all-events.ts';
 import { createEventStore } from '#events/store/event-store.ts';
 import { migrate } from '#infra/db/migrate.ts';
@@ -8,7 +8,7 @@ import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
 import { createCommandRouter } from '#services/command-router.ts';
 import { seedCompetitors } from '#services/seed/seed-competitors.ts';
 import { startPostgres } from '#tests/cluster/support/services.ts';
-import { freePort, spawnNode, waitForStatus } from './server-process.ts';
+import { launchBenchChromium, spawnBenchApp, waitForStatus } from './server-process.ts';
 import { ensureAssets, silentLog, sleep } from './services.ts';
 import { medianSpread, report, summarize } from './stats.ts';
 
@@ -31,22 +31,9 @@ export async function benchDragScale(options: { size: number; rounds: number; mo
   await seedCompetitors(db.pool, store, { count: size, seed: 12 });
   process.stderr.write(`seeded ${size} competitors\n`);
 
-  const port = await freePort();
   const password = 'bench-admin-password-0123';
-  const server = spawnNode({
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATABASE_URL: url,
-    SESSION_SECRET: 's'.repeat(40),
-    LOG_LEVEL: 'warn',
-    DEMO_DATA: 'false',
-    ADMIN_EMAIL: 'bench@rivals.test',
-    ADMIN_PASSWORD: password,
-  });
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-  });
+  const server = await spawnBenchApp(url, password);
+  const browser = await launchBenchChromium();
   try {
     await waitForStatus(server, '/readyz', { timeoutMs: 180_000 });
     for (let shown = 0; shown < size;) {

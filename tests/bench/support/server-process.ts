@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { chromium, type Browser } from '@playwright/test';
 import { TestClient } from '#tests/support/test-client.ts';
 import { repoRoot, sleep } from './services.ts';
 
@@ -142,3 +143,24 @@ export async function processCpuMs(pid: number | undefined): Promise<number> {
 }
 /** USER_HZ: 100 on every Linux we run on. */
 const CLOCK_TICKS = 100;
+
+/** The app on `databaseUrl` with one bench admin and no demo data, for the browser benches. */
+export async function spawnBenchApp(databaseUrl: string, adminPassword: string): Promise<ServerProcess> {
+  return spawnNode({
+    PORT: String(await freePort()),
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    SESSION_SECRET: 's'.repeat(40),
+    LOG_LEVEL: 'warn',
+    DEMO_DATA: 'false',
+    ADMIN_EMAIL: 'bench@rivals.test',
+    ADMIN_PASSWORD: adminPassword,
+  });
+}
+
+/** Debian's Chromium (or CHROMIUM_PATH), headless, as the browser benches drive it. */
+export const launchBenchChromium = (): Promise<Browser> =>
+  chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
