@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { chromium, type Browser } from '@playwright/test';
 import { TestClient } from '#tests/support/test-client.ts';
@@ -143,6 +143,21 @@ export async function processCpuMs(pid: number | undefined): Promise<number> {
 }
 /** USER_HZ: 100 on every Linux we run on. */
 const CLOCK_TICKS = 100;
+
+/**
+ * CPU time (ms) of every process named `name` on this machine (e.g. `postgres`: the server and the
+ * backends serving the app's queries), so a benchmark can count the database's work with the app's.
+ */
+export async function processesCpuMs(name: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    if (comm === name) total += await processCpuMs(Number(entry));
+  }
+  return total;
+}
 
 /** The app on `databaseUrl` with one bench admin and no demo data, for the browser benches. */
 export async function spawnBenchApp(databaseUrl: string, adminPassword: string): Promise<ServerProcess> {
