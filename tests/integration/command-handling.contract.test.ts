@@ -9,7 +9,7 @@ import { createCommandRouter } from '#services/command-router.ts';
 import { StateCache } from '#services/state-cache.ts';
 import type { CommandRouter } from '#services/command-router.ts';
 import type { ProjectionRunner } from '#projections/runner.ts';
-import { databaseBackends } from '#tests/support/environment.ts';
+import { databaseBackends, HEAVY_TEST_TIMEOUT_MS } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope, writeSide } from '#tests/support/runtime-pieces.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
@@ -130,7 +130,7 @@ describe.each(databaseBackends)('command handling on %s', (backend) => {
     await catchUp();
     const listed = await listCompetitors(db.pool, { search: 'idempotent note', page: 1, perPage: 100 });
     expect(listed.count).toEqual({ value: 20, exact: true });
-  });
+  }, HEAVY_TEST_TIMEOUT_MS);
 
   it("a worker's cache of folded states continues with events other workers appended", async () => {
     const cache = new StateCache();

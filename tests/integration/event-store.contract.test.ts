@@ -4,7 +4,7 @@ import { eventRegistry } from '#events/all-events.ts';
 import type { EventMetadata, NewEvent, RecordedEvent } from '#events/envelope.ts';
 import { startOfLog } from '#events/envelope.ts';
 import { createEventStore, type EventStore } from '#events/store/event-store.ts';
-import { databaseBackends } from '#tests/support/environment.ts';
+import { databaseBackends, HEAVY_TEST_TIMEOUT_MS } from '#tests/support/environment.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
 const meta = (commandId: string): EventMetadata => ({
@@ -157,7 +157,7 @@ describe.each(databaseBackends)('event store on %s', (backend) => {
     expect(read.version).toBe(winners);
     expect(new Set(read.events.map((e) => e.streamVersion)).size).toBe(winners);
     expect(read.events.map((e) => e.streamVersion)).toEqual(Array.from({ length: winners }, (_, i) => i + 1));
-  });
+  }, HEAVY_TEST_TIMEOUT_MS);
   it('reads the whole log in numeric transaction order, across digit boundaries of the ids', async () => {
     // A fresh PGlite starts near id 750, and the race above ran 10,000 transactions, so ids here cross
     // 1,000 and 10,000. A shared Postgres server's ids are wherever the cluster is: ordering still holds.

@@ -57,3 +57,10 @@ export const databaseBackends: BackendKind[] = runs('postgres') ? ['embedded', '
 
 /** The command-bus / rate-limit stores the suites run against: memory, and Redis unless skipped. */
 export const redisBackends: ('memory' | 'redis')[] = runs('redis') ? ['memory', 'redis'] : ['memory'];
+
+/**
+ * For the few tests that push thousands of commands through the single in-process PGlite connection:
+ * alone they take seconds, but beside the other suites on two cores they can take minutes. A bound on
+ * a hang, not a speed check (speed is measured in tests/bench).
+ */
+export const HEAVY_TEST_TIMEOUT_MS = 240_000;
