@@ -81,56 +81,60 @@ describe.each(databaseBackends)('command handling on %s', (backend) => {
     expect(await findCompetitor(db.pool, ids[1] as string)).toBeUndefined();
   });
 
-  it('1,000 commands each delivered 3 times: exactly 1,000 events, repeats get the first outcome', async () => {
-    const competitors = await Promise.all(
-      Array.from({ length: 20 }, async () => {
-        const add = addCompetitorCommand(`Idem-${randomUUID()}`);
-        await route(envelope(add));
-        return add.payload.competitorId;
-      }),
-    );
-    const count = async () =>
-      (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]?.n ?? 0;
-    const before = await count();
-    const envelopes = Array.from({ length: 1000 }, (_, i) =>
-      envelope({
-        type: 'UpdateCompetitorNote',
-        payload: {
-          competitorId: competitors[i % competitors.length]!,
-          column: 'general',
-          value: `idempotent note ${i}`,
-        },
-      }),
-    );
-    // Three deliveries of each, shuffled and handled concurrently, as a redelivering bus with several workers would.
-    const deliveries = [...envelopes, ...envelopes, ...envelopes].sort(() => Math.random() - 0.5);
-    const outcomes = new Map<string, Outcome[]>();
-    const lanes = 8;
-    await Promise.all(
-      Array.from({ length: lanes }, async (_, lane) => {
-        for (let i = lane; i < deliveries.length; i += lanes) {
-          const delivery = deliveries[i]!;
-          const outcome = await route(delivery);
-          outcomes.set(delivery.commandId, [...(outcomes.get(delivery.commandId) ?? []), outcome]);
-        }
-      }),
-    );
-    expect((await count()) - before).toBe(1000);
-    expect(outcomes.size).toBe(1000);
-    for (const list of outcomes.values()) {
-      expect(list).toHaveLength(3);
-      expect(list[0]?.status).toBe('accepted');
-      expect(list[1]).toEqual(list[0]);
-      expect(list[2]).toEqual(list[0]);
-    }
-    const { rows } = await db.pool.query<{ n: number }>(
-      `SELECT count(DISTINCT command_id)::int AS n FROM events WHERE type = 'CompetitorNoteUpdated' AND data->>'value' LIKE 'idempotent note %'`,
-    );
-    expect(rows[0]?.n).toBe(1000);
-    await catchUp();
-    const listed = await listCompetitors(db.pool, { search: 'idempotent note', page: 1, perPage: 100 });
-    expect(listed.count).toEqual({ value: 20, exact: true });
-  }, HEAVY_TEST_TIMEOUT_MS);
+  it(
+    '1,000 commands each delivered 3 times: exactly 1,000 events, repeats get the first outcome',
+    async () => {
+      const competitors = await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const add = addCompetitorCommand(`Idem-${randomUUID()}`);
+          await route(envelope(add));
+          return add.payload.competitorId;
+        }),
+      );
+      const count = async () =>
+        (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]?.n ?? 0;
+      const before = await count();
+      const envelopes = Array.from({ length: 1000 }, (_, i) =>
+        envelope({
+          type: 'UpdateCompetitorNote',
+          payload: {
+            competitorId: competitors[i % competitors.length]!,
+            column: 'general',
+            value: `idempotent note ${i}`,
+          },
+        }),
+      );
+      // Three deliveries of each, shuffled and handled concurrently, as a redelivering bus with several workers would.
+      const deliveries = [...envelopes, ...envelopes, ...envelopes].sort(() => Math.random() - 0.5);
+      const outcomes = new Map<string, Outcome[]>();
+      const lanes = 8;
+      await Promise.all(
+        Array.from({ length: lanes }, async (_, lane) => {
+          for (let i = lane; i < deliveries.length; i += lanes) {
+            const delivery = deliveries[i]!;
+            const outcome = await route(delivery);
+            outcomes.set(delivery.commandId, [...(outcomes.get(delivery.commandId) ?? []), outcome]);
+          }
+        }),
+      );
+      expect((await count()) - before).toBe(1000);
+      expect(outcomes.size).toBe(1000);
+      for (const list of outcomes.values()) {
+        expect(list).toHaveLength(3);
+        expect(list[0]?.status).toBe('accepted');
+        expect(list[1]).toEqual(list[0]);
+        expect(list[2]).toEqual(list[0]);
+      }
+      const { rows } = await db.pool.query<{ n: number }>(
+        `SELECT count(DISTINCT command_id)::int AS n FROM events WHERE type = 'CompetitorNoteUpdated' AND data->>'value' LIKE 'idempotent note %'`,
+      );
+      expect(rows[0]?.n).toBe(1000);
+      await catchUp();
+      const listed = await listCompetitors(db.pool, { search: 'idempotent note', page: 1, perPage: 100 });
+      expect(listed.count).toEqual({ value: 20, exact: true });
+    },
+    HEAVY_TEST_TIMEOUT_MS,
+  );
 
   it("a worker's cache of folded states continues with events other workers appended", async () => {
     const cache = new StateCache();

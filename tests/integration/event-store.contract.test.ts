@@ -131,33 +131,45 @@ describe.each(databaseBackends)('event store on %s', (backend) => {
     );
   });
 
-  it('50 writers × 200 rounds on one stream: exactly one winner per round, no duplicate versions', async () => {
-    const stream = `race-${randomUUID()}`;
-    const writers = 50;
-    const rounds = 200;
-    // Several stores, like several worker processes: each groups its own writes, one does not group at
-    // all, so grouped and single statements race each other in the database.
-    const stores = [
-      store,
-      ...Array.from({ length: 4 }, () => createEventStore(db.pool, eventRegistry)),
-      createEventStore(db.pool, eventRegistry, { groupCommit: false }),
-    ];
-    let winners = 0;
-    for (let round = 0; round < rounds; round++) {
-      const results = await Promise.all(
-        Array.from({ length: writers }, (_, w) =>
-          stores[w % stores.length]!.append(stream, [deleted(randomUUID())], round, randomUUID(), meta('r')),
-        ),
+  it(
+    '50 writers × 200 rounds on one stream: exactly one winner per round, no duplicate versions',
+    async () => {
+      const stream = `race-${randomUUID()}`;
+      const writers = 50;
+      const rounds = 200;
+      // Several stores, like several worker processes: each groups its own writes, one does not group at
+      // all, so grouped and single statements race each other in the database.
+      const stores = [
+        store,
+        ...Array.from({ length: 4 }, () => createEventStore(db.pool, eventRegistry)),
+        createEventStore(db.pool, eventRegistry, { groupCommit: false }),
+      ];
+      let winners = 0;
+      for (let round = 0; round < rounds; round++) {
+        const results = await Promise.all(
+          Array.from({ length: writers }, (_, w) =>
+            stores[w % stores.length]!.append(
+              stream,
+              [deleted(randomUUID())],
+              round,
+              randomUUID(),
+              meta('r'),
+            ),
+          ),
+        );
+        const won = results.filter((r) => r.kind === 'appended').length;
+        expect(won).toBe(1);
+        winners += won;
+      }
+      const read = await store.readStream(stream);
+      expect(read.version).toBe(winners);
+      expect(new Set(read.events.map((e) => e.streamVersion)).size).toBe(winners);
+      expect(read.events.map((e) => e.streamVersion)).toEqual(
+        Array.from({ length: winners }, (_, i) => i + 1),
       );
-      const won = results.filter((r) => r.kind === 'appended').length;
-      expect(won).toBe(1);
-      winners += won;
-    }
-    const read = await store.readStream(stream);
-    expect(read.version).toBe(winners);
-    expect(new Set(read.events.map((e) => e.streamVersion)).size).toBe(winners);
-    expect(read.events.map((e) => e.streamVersion)).toEqual(Array.from({ length: winners }, (_, i) => i + 1));
-  }, HEAVY_TEST_TIMEOUT_MS);
+    },
+    HEAVY_TEST_TIMEOUT_MS,
+  );
   it('reads the whole log in numeric transaction order, across digit boundaries of the ids', async () => {
     // A fresh PGlite starts near id 750, and the race above ran 10,000 transactions, so ids here cross
     // 1,000 and 10,000. A shared Postgres server's ids are wherever the cluster is: ordering still holds.
