@@ -75,17 +75,17 @@ export async function connectRealtime(): Promise<void> {
   socket.on('resync', () => void checkPosition());
   const onChange = (message: ChangeMessage) => {
     // The echo of this tab's own command: its answer carried the fresh regions (docs/change-path.md).
-    const fromElsewhere = message.changes.filter((c) => !isShownByAnswer(c.commandId));
+    const own = new Set(message.touched.filter((c) => isShownByAnswer(c.commandId)).map((c) => c.commandId));
+    const fromElsewhere = message.touched.filter((c) => !own.has(c.commandId));
     if (fromElsewhere.length === 0 && message.more === 0) return;
     // Other people's changes get a notice; your own from another tab only refresh.
-    const others = fromElsewhere.filter((c) => c.actorId !== me);
+    const others = message.changes.filter((c) => c.actorId !== me && !own.has(c.commandId));
     for (const change of others.slice(-3)) {
       notify(
         `${change.actorName}: ${change.summary}${change.competitorName && !change.summary.includes(change.competitorName) ? ` (${change.competitorName})` : ''}`,
         'info',
       );
     }
-    // A message that lists only some of its changes may hide any change: look at everything.
     refreshSoon(message.more > 0 ? 'all' : fromElsewhere);
   };
   socket.on('change', (message: ChangeMessage) => {

@@ -7,7 +7,9 @@ import type { ProjectionRunner } from '#projections/runner.ts';
 import type { ChangeMessage } from './change-message.ts';
 import { COMPETITORS_ROOM, type Realtime } from './realtime.server.ts';
 
+/** Changes described for notices; changes listed for the refresh decision. */
 const SHOWN = 20;
+const TOUCHED = 500;
 /** Reorders change what the ranking, board and table show too. */
 const orderingTypes = new Set<string>(orderingEventTypes);
 
@@ -24,15 +26,24 @@ export function changeMessage(events: readonly RecordedEvent[]): ChangeMessage |
       commandId: event.metadata.commandId,
       actorName: event.metadata.actor.name,
       summary: line.summary,
-      effect: listEffectOf(event.type),
     };
   });
   return {
     position: Math.max(...relevant.map((e) => e.position)),
     changes,
-    more: relevant.length - changes.length,
+    touched: relevant.slice(-TOUCHED).map((event) => ({
+      competitorId: competitorIdOf(event),
+      commandId: event.metadata.commandId,
+      effect: listEffectOf(event.type),
+    })),
+    more: Math.max(0, relevant.length - TOUCHED),
   };
 }
+
+const competitorIdOf = (event: RecordedEvent): string | null => {
+  const data = event.data as { competitorId?: unknown };
+  return typeof data.competitorId === 'string' ? data.competitorId : null;
+};
 
 /**
  * The reactor: after a competitor-list batch commits (so the change is visible), tell every browser in

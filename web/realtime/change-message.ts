@@ -13,9 +13,12 @@ export interface ChangeMessage {
     commandId: string;
     actorName: string;
     summary: string;
-    /** What it can do to a page of the list: a page it cannot alter is not refetched. */
-    effect: ListEffect;
   }[];
-  /** Changes in the batch beyond those listed. */
+  /**
+   * Every change of the batch (up to a cap), compactly: what it can do to a page of the list, so a page
+   * it cannot alter is not refetched, and the command, so a tab knows its own.
+   */
+  touched: { competitorId: string | null; commandId: string; effect: ListEffect }[];
+  /** Changes in the batch beyond those in `touched`: a page must assume any of them alters it. */
   more: number;
 }

@@ -148,9 +148,9 @@ export class LiveSocket {
       connectedBefore = true;
     });
     this.socket.on('resync', () => void this.catchUp());
-    this.socket.on('change', (message: { position: number; changes: { commandId: string }[] }) => {
+    this.socket.on('change', (message: { position: number; touched: { commandId: string }[] }) => {
       this.position = Math.max(this.position, message.position);
-      for (const change of message.changes) this.seen.set(change.commandId, Date.now());
+      for (const change of message.touched) this.seen.set(change.commandId, Date.now());
     });
   }
 
