@@ -41,10 +41,9 @@ import { caseKnob, knob, textKnob } from './support/knobs.ts';
 import { reportMachine } from './support/machine.ts';
 import { seedCompetitors } from './support/seed.ts';
 import {
-  freePort,
   processCpuMs,
   signIn,
-  spawnNode,
+  spawnLocal,
   waitForStatus,
   type ServerProcess,
 } from './support/server-process.ts';
@@ -89,8 +88,6 @@ type Stamped = Window & { __benchClickAt?: number; __benchSeenAt?: number };
 
 async function startBackend(backend: (typeof backends)[number], cleanup: Cleanup): Promise<ServerProcess> {
   const env: Record<string, string> = {
-    HOST: '127.0.0.1',
-    PORT: String(await freePort()),
     LOG_LEVEL: logLevel,
     ADMIN_EMAIL,
     ADMIN_PASSWORD,
@@ -111,7 +108,7 @@ async function startBackend(backend: (typeof backends)[number], cleanup: Cleanup
       SESSION_SECRET,
     });
   }
-  const server = spawnNode(env);
+  const server = await spawnLocal(env);
   cleanup.add(() => server.stop());
   await waitForStatus(server, '/readyz', { timeoutMs: 120_000, intervalMs: 100 });
   return server;
@@ -395,9 +392,7 @@ async function throughput(): Promise<void> {
     cleanup.add(() => dropRedisPrefix(prefix));
     const servers: ServerProcess[] = [];
     for (let a = 0; a < apps; a++) {
-      const server = spawnNode({
-        HOST: '127.0.0.1',
-        PORT: String(await freePort()),
+      const server = await spawnLocal({
         LOG_LEVEL: logLevel,
         ROLE: 'all',
         DATABASE_URL: db.url,
