@@ -56,6 +56,17 @@ export async function pageBySort<R>(
   return { rows: result, total: first?.pi_total ?? 0, page: first?.pi_page ?? 1 };
 }
 
+/** `pageBySort` for a data table's query, with its last page (the count is exact: the buckets hold every row). */
+export async function indexedPage<R>(
+  db: Queryable,
+  sort: PageIndexSort,
+  columns: string,
+  query: { page: number; perPage: number },
+): Promise<IndexedPage<R> & { lastPage: number }> {
+  const indexed = await pageBySort<R>(db, sort, columns, query.page, query.perPage);
+  return { ...indexed, lastPage: Math.max(1, Math.ceil(indexed.total / query.perPage)) };
+}
+
 /**
  * More than any bucket holds once its writing transaction commits (buckets split above 2 × 1,000 rows,
  * and a sort is rebuilt if one ever passes 8 × 1,000). Bounding the skip with a constant keeps the

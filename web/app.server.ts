@@ -9,7 +9,9 @@ import { flashMiddleware } from './auth/flash.server.ts';
 import { sessionMiddleware } from './auth/sessions.server.ts';
 import { healthRoutes } from './health.server.ts';
 import { errorMiddleware } from './middleware/errors.server.tsx';
+import { httpMetricsMiddleware } from './middleware/http-metrics.server.ts';
 import { requestContextMiddleware } from './middleware/request-context.server.ts';
+import { bodyLimits } from './middleware/body-limits.server.ts';
 import { nestedDeeperThan } from './middleware/body-depth.server.ts';
 import { securityHeaders } from './middleware/security-headers.server.ts';
 import { componentRoutes } from './component-protocol/component.routes.server.ts';
@@ -63,18 +65,7 @@ export function createApp(deps: AppDeps, metrics: Metrics): Koa {
   mountRoutes(router, appRoutes, deps);
 
   app.use(requestContextMiddleware(deps.log));
-  app.use(async (ctx, next) => {
-    const end = metrics.httpRequests.startTimer();
-    try {
-      await next();
-    } finally {
-      end({
-        method: ctx.method,
-        route: (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched',
-        status: ctx.status,
-      });
-    }
-  });
+  app.use(httpMetricsMiddleware(metrics));
   app.use(securityHeaders({ https }));
   const assetUrls = Object.freeze({ css: deps.assets.url('app.css'), js: deps.assets.url('main.js') });
   app.use(async (ctx, next) => {
@@ -85,14 +76,7 @@ export function createApp(deps: AppDeps, metrics: Metrics): Koa {
   app.use(errorMiddleware(deps.log));
   app.use(deps.assets.middleware);
   const bodyOptions = {
-    multipart: false,
-    urlencoded: true,
-    json: true,
-    text: false,
-    formLimit: '64kb',
-    jsonLimit: '64kb',
-    jsonStrict: true,
-    queryString: { depth: 1, parameterLimit: 50, arrayLimit: 20 },
+    ...bodyLimits,
     onError: (error: Error) => {
       throw new ValidationError(
         /too large/i.test(error.message)

@@ -3,7 +3,7 @@ import {
   containsPattern,
   EXACT_COUNT_LIMIT as EXACT_LIMIT,
 } from '../competitor-list/competitor-list.queries.ts';
-import { bothWays, pageBySort, type PageIndexSort } from '../page-index.ts';
+import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
 
 export const auditSortColumns = ['time', 'actor', 'type', 'competitor'] as const;
 export type AuditSortColumn = (typeof auditSortColumns)[number];
@@ -68,19 +68,13 @@ export async function listAudit(
 ): Promise<{ rows: AuditRow[]; count: { value: number; exact: boolean }; page: number; lastPage: number }> {
   const sort = query.sort ?? { column: 'time', direction: 'desc' };
   if (!query.search) {
-    const indexed = await pageBySort<AuditRow>(
+    const { rows, total, page, lastPage } = await indexedPage<AuditRow>(
       db,
       pageIndexes[sort.column][sort.direction],
       selectColumns,
-      query.page,
-      query.perPage,
+      query,
     );
-    return {
-      rows: indexed.rows,
-      count: { value: indexed.total, exact: true },
-      page: indexed.page,
-      lastPage: Math.max(1, Math.ceil(indexed.total / query.perPage)),
-    };
+    return { rows, count: { value: total, exact: true }, page, lastPage };
   }
   if (query.page > 1) return deepSearchPage(db, { ...query, sort });
   const where = 'WHERE search_text LIKE $1';

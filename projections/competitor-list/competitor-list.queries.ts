@@ -1,7 +1,7 @@
 import type { Queryable } from '#infra/db/database.ts';
 import type { CompetitorRow } from './competitor-row.ts';
 import { fromDbRow } from './competitor-list.writer.ts';
-import { bothWays, pageBySort, type PageIndexSort } from '../page-index.ts';
+import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
 
 export const competitorSortColumns = ['rank', 'name', 'segment', 'threat', 'updated'] as const;
 export type CompetitorSortColumn = (typeof competitorSortColumns)[number];
@@ -63,18 +63,17 @@ export async function listCompetitors(db: Queryable, query: ListQuery): Promise<
   const sort = query.sort ?? { column: 'rank', direction: 'asc' };
   if (!query.search && sort.column !== 'rank') {
     // Any page of the whole table, with its exact count, in one statement.
-    const indexed = await pageBySort<DbRow>(
+    const indexed = await indexedPage<DbRow>(
       db,
       pageIndexes[sort.column][sort.direction],
       selectColumns,
-      query.page,
-      query.perPage,
+      query,
     );
     return {
       rows: indexed.rows.map(fromDbRow),
       count: { value: indexed.total, exact: true },
       page: indexed.page,
-      lastPage: Math.max(1, Math.ceil(indexed.total / query.perPage)),
+      lastPage: indexed.lastPage,
     };
   }
   const where = query.search ? 'WHERE search_text LIKE $1' : '';

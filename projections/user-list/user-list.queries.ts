@@ -1,6 +1,6 @@
 import type { Role } from '#events/user/fields.ts';
 import type { Queryable } from '#infra/db/database.ts';
-import { bothWays, pageBySort, type PageIndexSort } from '../page-index.ts';
+import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
 
 export interface UserRow {
   id: string;
@@ -60,15 +60,7 @@ export async function listUsers(
 ): Promise<{ rows: UserRow[]; total: number; page: number; lastPage: number }> {
   const sort = query.sort ?? { column: 'name', direction: 'asc' };
   if (!query.search) {
-    const indexed = await pageBySort<UserRow>(
-      db,
-      pageIndexes[sort.column][sort.direction],
-      columns,
-      query.page,
-      query.perPage,
-    );
-    const lastPage = Math.max(1, Math.ceil(indexed.total / query.perPage));
-    return { rows: indexed.rows, total: indexed.total, page: indexed.page, lastPage };
+    return indexedPage<UserRow>(db, pageIndexes[sort.column][sort.direction], columns, query);
   }
   const where = query.search ? `WHERE lower(display_name || ' ' || email || ' ' || role) LIKE $1` : '';
   const params = query.search ? [`%${query.search.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`] : [];

@@ -20,10 +20,9 @@ import { caseKnob, knob, textKnob } from './support/knobs.ts';
 import { loadTest, type LoadResult } from './support/load.ts';
 import {
   countRows,
-  freePort,
   processCpuMs,
   signIn,
-  spawnNode,
+  spawnLocal,
   waitForStatus,
   type ServerProcess,
 } from './support/server-process.ts';
@@ -71,7 +70,7 @@ try {
   await seedCompetitors(embedded, rows);
   await embedded.close();
 
-  const common = { HOST: '127.0.0.1', LOG_LEVEL: logLevel };
+  const common = { LOG_LEVEL: logLevel };
   const app = { ...common, ADMIN_EMAIL, ADMIN_PASSWORD, DEMO_DATA: 'false' };
   const envs: Record<Subject, { env: Record<string, string>; args?: string[] }> = {
     'koa-embedded': { env: { ...app, DATA_DIR: dataDir } },
@@ -87,7 +86,7 @@ try {
   };
   for (const subject of subjects) {
     const { env, args } = envs[subject];
-    const server = spawnNode({ ...env, PORT: String(await freePort()) }, { args });
+    const server = await spawnLocal(env, { args });
     servers.set(subject, { server, cookie: '' });
     const real = subject.startsWith('koa-') && subject !== 'koa-memory';
     await waitForStatus(server, real ? '/readyz' : pagePath);

@@ -35,10 +35,9 @@ import { loadTest, type LoadResult } from './support/load.ts';
 import { reportMachine } from './support/machine.ts';
 import {
   countRows,
-  freePort,
   processCpuMs,
   signIn,
-  spawnNode,
+  spawnLocal,
   waitForStatus,
   type ServerProcess,
 } from './support/server-process.ts';
@@ -171,9 +170,7 @@ try {
   await writeFile(dataFile, JSON.stringify({ result }));
 
   // 3. The real app on the big database (no Redis), and the baseline; each in its own process.
-  const app = spawnNode({
-    HOST: '127.0.0.1',
-    PORT: String(await freePort()),
+  const app = await spawnLocal({
     LOG_LEVEL: logLevel,
     DATABASE_URL: databaseUrl,
     SESSION_SECRET: 'd'.repeat(48),
@@ -201,12 +198,8 @@ try {
   }
   const cookie = await signIn(app.url, ADMIN_EMAIL, ADMIN_PASSWORD);
 
-  const bare = spawnNode(
-    {
-      HOST: '127.0.0.1',
-      PORT: String(await freePort()),
-      BENCH_FRAGMENT_DATA: dataFile,
-    },
+  const bare = await spawnLocal(
+    { BENCH_FRAGMENT_DATA: dataFile },
     { args: ['tests/bench/support/fragment-server.tsx'] },
   );
   servers.set('bare', bare);

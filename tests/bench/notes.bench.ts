@@ -35,16 +35,16 @@ import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
 import { createCommandRouter } from '#services/command-router.ts';
 import { createAccount } from '#services/user/accounts.ts';
+import { chromiumLaunchOptions } from '#tests/support/chromium.ts';
 import { envelope } from '#tests/support/runtime-pieces.ts';
 import { TestClient } from '#tests/support/test-client.ts';
 import { caseKnob, knob, textKnob } from './support/knobs.ts';
 import { reportMachine } from './support/machine.ts';
 import { seedCompetitors } from './support/seed.ts';
 import {
-  freePort,
   processCpuMs,
   signIn,
-  spawnNode,
+  spawnLocal,
   waitForStatus,
   type ServerProcess,
 } from './support/server-process.ts';
@@ -72,7 +72,6 @@ const warmupSeconds = knob('warmup', 2);
 const baselineSeconds = knob('baseline-duration', 2);
 const baselineWriters = Math.max(1, knob('baseline-writers', 1));
 const logLevel = textKnob('log-level', 'warn');
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const ADMIN_EMAIL = 'bench-admin@rivals.test';
 const ADMIN_PASSWORD = 'a-long-bench-password';
@@ -89,8 +88,6 @@ type Stamped = Window & { __benchClickAt?: number; __benchSeenAt?: number };
 
 async function startBackend(backend: (typeof backends)[number], cleanup: Cleanup): Promise<ServerProcess> {
   const env: Record<string, string> = {
-    HOST: '127.0.0.1',
-    PORT: String(await freePort()),
     LOG_LEVEL: logLevel,
     ADMIN_EMAIL,
     ADMIN_PASSWORD,
@@ -111,7 +108,7 @@ async function startBackend(backend: (typeof backends)[number], cleanup: Cleanup
       SESSION_SECRET,
     });
   }
-  const server = spawnNode(env);
+  const server = await spawnLocal(env);
   cleanup.add(() => server.stop());
   await waitForStatus(server, '/readyz', { timeoutMs: 120_000, intervalMs: 100 });
   return server;
@@ -395,9 +392,7 @@ async function throughput(): Promise<void> {
     cleanup.add(() => dropRedisPrefix(prefix));
     const servers: ServerProcess[] = [];
     for (let a = 0; a < apps; a++) {
-      const server = spawnNode({
-        HOST: '127.0.0.1',
-        PORT: String(await freePort()),
+      const server = await spawnLocal({
         LOG_LEVEL: logLevel,
         ROLE: 'all',
         DATABASE_URL: db.url,
@@ -488,41 +483,47 @@ async function throughput(): Promise<void> {
     if (firstFailure) process.stdout.write(`  first failure: ${firstFailure}\n`);
 
     const spread = (values: number[]) => medianSpread(values);
-    const rate = spread(rows.rate);
+    /** A rate's median over the rounds and its spread, in whole units. */
+    const rounded = (values: number[]) => {
+      const { median, min, max } = spread(values);
+      return { median: Math.round(median), min: Math.round(min), max: Math.round(max) };
+    };
+    /** The median p50 and p99 over the rounds, and the p99's spread. */
+    const latencies = (p50: number[], p99: number[]) => ({
+      p50_ms: spread(p50).median,
+      p99_ms: spread(p99).median,
+      p99_min: spread(p99).min,
+      p99_max: spread(p99).max,
+    });
+    const rate = rounded(rows.rate);
     report('notes.update-note', {
       rounds,
       apps,
       clients,
       competitors: competitorCount,
-      updates_per_s: Math.round(rate.median),
-      min: Math.round(rate.min),
-      max: Math.round(rate.max),
-      p50_ms: spread(rows.p50).median,
-      p99_ms: spread(rows.p99).median,
-      p99_min: spread(rows.p99).min,
-      p99_max: spread(rows.p99).max,
+      updates_per_s: rate.median,
+      min: rate.min,
+      max: rate.max,
+      ...latencies(rows.p50, rows.p99),
       app_cpu_ms_per_update: spread(rows.cpuMsPerUpdate).median,
       failed,
       not_visible: notVisible,
     });
-    const plainRate = spread(rows.plainRate);
+    const plainRate = rounded(rows.plainRate);
     report('notes.baseline.plain-insert', {
       writers: clients,
-      commits_per_s: Math.round(plainRate.median),
-      min: Math.round(plainRate.min),
-      max: Math.round(plainRate.max),
-      p50_ms: spread(rows.plainP50).median,
-      p99_ms: spread(rows.plainP99).median,
-      p99_min: spread(rows.plainP99).min,
-      p99_max: spread(rows.plainP99).max,
+      commits_per_s: plainRate.median,
+      min: plainRate.min,
+      max: plainRate.max,
+      ...latencies(rows.plainP50, rows.plainP99),
     });
-    const batched = spread(rows.batched);
+    const batched = rounded(rows.batched);
     report('notes.baseline.batched-unnest-insert', {
       writers: baselineWriters,
       rows_per_batch: 100,
-      rows_per_s: Math.round(batched.median),
-      min: Math.round(batched.min),
-      max: Math.round(batched.max),
+      rows_per_s: batched.median,
+      min: batched.min,
+      max: batched.max,
     });
     const perRound = (a: number[], b: number[], scale: number) =>
       spread(a.map((v, i) => (scale * v) / (b[i] ?? Number.NaN)));
@@ -555,19 +556,8 @@ async function throughput(): Promise<void> {
 
 if (parts.includes('saves')) {
   await ensureAssets();
-  const browser = await chromium.launch({
-    executablePath: chromiumPath,
-    // As playwright.config.ts launches it.
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-dev-shm-usage',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  // As playwright.config.ts launches it.
+  const browser = await chromium.launch(chromiumLaunchOptions);
   try {
     for (const backend of backends) {
       process.stdout.write(`saves through the dialog: ${backend}\n`);

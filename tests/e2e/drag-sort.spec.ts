@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test as base, expect, type Browser, type Locator, type Page, type Request } from '@playwright/test';
-import { startServer, type RunningServer } from './support/server.ts';
+import { serverFixture } from './support/fixtures.ts';
+import type { RunningServer } from './support/server.ts';
 import { signIn } from './support/sign-in.ts';
 
 /**
@@ -11,20 +12,8 @@ import { signIn } from './support/sign-in.ts';
  * One server of its own (demo data), so reordering never disturbs the other specs' ranks.
  */
 
-const test = base.extend<object, { server: RunningServer }>({
-  server: [
-    // eslint-disable-next-line no-empty-pattern
-    async ({}, provide) => {
-      const server = await startServer();
-      try {
-        await provide(server);
-      } finally {
-        await server.stop();
-      }
-    },
-    { scope: 'worker', timeout: 90_000 },
-  ],
-});
+// Registered here, not imported with the shared `test`: a server (and so a worker) of this spec's own.
+const test = base.extend<object, { server: RunningServer }>({ server: serverFixture });
 test.describe.configure({ mode: 'serial' });
 
 const ids = (list: Locator) =>
@@ -101,6 +90,14 @@ async function newUser(page: Page, server: RunningServer, role: 'viewer' | 'edit
   return { email, password };
 }
 
+/** Signs in as the admin on /ranking: its list, and the order it shows at first. */
+async function signedInRanking(page: Page, server: RunningServer) {
+  await signIn(page, server.url);
+  await ready(page, `${server.url}/ranking`);
+  const list = page.locator('[data-sortable-list="ranking"]');
+  return { list, before: await ids(list) };
+}
+
 async function signedIn(browser: Browser, server: RunningServer, user: { email: string; password: string }) {
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -112,10 +109,7 @@ test('ranking: a mouse drag sends [{order, value}], stays put while saving, and 
   page,
   server,
 }) => {
-  await signIn(page, server.url);
-  await ready(page, `${server.url}/ranking`);
-  const list = page.locator('[data-sortable-list="ranking"]');
-  const before = await ids(list);
+  const { list, before } = await signedInRanking(page, server);
   expect(before.length).toBeGreaterThanOrEqual(4);
   const expected = [before[2], before[0], before[1], ...before.slice(3)];
 
@@ -146,10 +140,7 @@ test('ranking: the keyboard moves an item, sends the same shape and announces it
   page,
   server,
 }) => {
-  await signIn(page, server.url);
-  await ready(page, `${server.url}/ranking`);
-  const list = page.locator('[data-sortable-list="ranking"]');
-  const before = await ids(list);
+  const { list, before } = await signedInRanking(page, server);
   const second = list.locator(':scope > .sortable-item').nth(1);
   const name = (await second.getAttribute('data-name')) ?? '';
   const request = page.waitForRequest('**/components/ranking');

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Browser, Locator, Page, Request } from '@playwright/test';
 import { demoCompetitors } from '../../services/bootstrap/demo-competitors.ts';
-import { expect, test } from './support/fixtures.ts';
+import { expect, test as base } from './support/fixtures.ts';
 import { addCompetitor, csrfToken, deleteCompetitor, putNote } from './support/competitors.ts';
 import { signIn } from './support/sign-in.ts';
 import { trapXss } from './support/xss-trap.ts';
@@ -77,6 +77,18 @@ async function gotoReady(page: Page, url: string): Promise<void> {
   await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
 }
 
+/** Signs in (as the admin unless told), opens the competitor list and records its component calls from then on. */
+async function listWatchingCalls(
+  page: Page,
+  baseUrl: string,
+  email?: string,
+  password?: string,
+): Promise<Request[]> {
+  await signIn(page, baseUrl, email, password);
+  await gotoReady(page, `${baseUrl}/competitors`);
+  return componentCalls(page);
+}
+
 /** Marks the current document; if the page navigates, the mark is gone. */
 const markDocument = (page: Page) =>
   page.evaluate(() => {
@@ -117,6 +129,35 @@ async function saveThroughDialog(page: Page, open: Locator, value: string): Prom
   await expect(d.dialog).toBeHidden();
 }
 
+/** Signs in as the admin and adds a throwaway competitor named `prefix` plus a random suffix. */
+async function signInWithThrowaway(
+  page: Page,
+  baseUrl: string,
+  prefix: string,
+): Promise<{ id: string; name: string }> {
+  await signIn(page, baseUrl);
+  const name = unique(prefix);
+  return { id: await addCompetitor(page, baseUrl, name), name };
+}
+
+/**
+ * `throwaway(prefix)`: signs in and adds a throwaway competitor, deleted again once the test has passed, so
+ * the worker's server keeps only the six demo competitors the other specs expect.
+ */
+const test = base.extend<{ throwaway: (prefix: string) => Promise<{ id: string; name: string }> }>({
+  throwaway: async ({ page, server }, provide, testInfo) => {
+    const added: string[] = [];
+    await provide(async (prefix) => {
+      const competitor = await signInWithThrowaway(page, server.url, prefix);
+      added.push(competitor.id);
+      return competitor;
+    });
+    // As before: a failed test leaves its competitor behind (the page may be anywhere by then).
+    if (testInfo.status !== testInfo.expectedStatus) return;
+    for (const id of added) await deleteCompetitor(page, server.url, id);
+  },
+});
+
 async function signedInContext(browser: Browser, baseUrl: string): Promise<Page> {
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -132,9 +173,7 @@ test.describe('the notes dialog', () => {
     page,
     server,
   }) => {
-    await signIn(page, server.url);
-    await gotoReady(page, `${server.url}/competitors`);
-    const calls = componentCalls(page);
+    const calls = await listWatchingCalls(page, server.url);
     const pricing = page.getByRole('button', { name: 'Pricing note for Northwind Analytics', exact: true });
     await expect(pricing).toHaveAttribute('data-value', northwind.notes.pricing);
 
@@ -176,9 +215,7 @@ test.describe('the notes dialog', () => {
     page,
     server,
   }) => {
-    await signIn(page, server.url);
-    await gotoReady(page, `${server.url}/competitors`);
-    const calls = componentCalls(page);
+    const calls = await listWatchingCalls(page, server.url);
     const strengths = page.getByRole('button', {
       name: 'Strengths note for Northwind Analytics',
       exact: true,
@@ -208,10 +245,9 @@ test.describe('saving a note', () => {
   test('from the table: sends update-note with exactly {competitorId, column, value} and updates the row in place', async ({
     page,
     server,
+    throwaway,
   }) => {
-    await signIn(page, server.url);
-    const name = unique('Table Save');
-    const id = await addCompetitor(page, server.url, name);
+    const { id, name } = await throwaway('Table Save');
     await gotoReady(page, `${server.url}/competitors?search=${encodeURIComponent(name)}`);
     const calls = componentCalls(page);
     const refetches = pageReads(page);
@@ -281,16 +317,14 @@ test.describe('saving a note', () => {
     await gotoReady(page, `${server.url}/competitors/${id}`);
     await expect(noteText(page, 'pricing')).toHaveJSProperty('textContent', text);
     expect(calls).toHaveLength(1);
-    await deleteCompetitor(page, server.url, id);
   });
 
   test('from the battlecard: the card shows the text with its line breaks and who edited it, without a reload', async ({
     page,
     server,
+    throwaway,
   }) => {
-    await signIn(page, server.url);
-    const name = unique('Card Save');
-    const id = await addCompetitor(page, server.url, name);
+    const { id, name } = await throwaway('Card Save');
     await gotoReady(page, `${server.url}/competitors/${id}`);
     await expect(noteText(page, 'strengths')).toHaveText('No strengths notes yet.');
     await expect(page.locator('[data-note-card="strengths"] [data-note-meta]')).toHaveCount(0);
@@ -343,7 +377,6 @@ test.describe('saving a note', () => {
     await gotoReady(page, `${server.url}/competitors?search=${encodeURIComponent(name)}`);
     await expect(indicator(page, id, 'strengths')).toHaveAttribute('data-value', 'Only AWS now.');
     await expect(indicator(page, id, 'strengths')).toHaveClass(/note-indicator--filled/);
-    await deleteCompetitor(page, server.url, id);
   });
 });
 
@@ -352,10 +385,9 @@ test.describe('no lost updates', () => {
     page,
     browser,
     server,
+    throwaway,
   }) => {
-    await signIn(page, server.url);
-    const name = unique('Conflict');
-    const id = await addCompetitor(page, server.url, name);
+    const { id } = await throwaway('Conflict');
     await putNote(page, server.url, id, 'general', 'The original note.');
 
     const a = page;
@@ -437,7 +469,6 @@ test.describe('no lost updates', () => {
     } finally {
       await b.context().close();
     }
-    await deleteCompetitor(page, server.url, id);
   });
 
   test('a server-side rejection shows inside the dialog, which stays open with the text', async ({
@@ -445,9 +476,7 @@ test.describe('no lost updates', () => {
     browser,
     server,
   }) => {
-    await signIn(page, server.url);
-    const name = unique('Deleted Meanwhile');
-    const id = await addCompetitor(page, server.url, name);
+    const { id, name } = await signInWithThrowaway(page, server.url, 'Deleted Meanwhile');
     await putNote(page, server.url, id, 'weaknesses', 'Known weakness.');
     await gotoReady(page, `${server.url}/competitors/${id}`);
     await page.getByRole('button', { name: 'Edit weaknesses note', exact: true }).click();
@@ -494,10 +523,9 @@ test.describe('history and audit', () => {
   test('history shows each version as a word diff and filters by column; the as-of view shows the earlier text', async ({
     page,
     server,
+    throwaway,
   }) => {
-    await signIn(page, server.url);
-    const name = unique('History');
-    const id = await addCompetitor(page, server.url, name);
+    const { id, name } = await throwaway('History');
     await gotoReady(page, `${server.url}/competitors/${id}`);
     const pricing = () => page.getByRole('button', { name: 'Edit pricing note', exact: true });
 
@@ -577,16 +605,14 @@ test.describe('history and audit', () => {
     // The current battlecard is unaffected by looking at the past.
     await gotoReady(page, `${server.url}/competitors/${id}`);
     await expect(noteText(page, 'pricing')).toHaveText('Per seat discount price with monthly billing');
-    await deleteCompetitor(page, server.url, id);
   });
 
   test('the audit log lists the note edit with its actor and links to the competitor history', async ({
     page,
     server,
+    throwaway,
   }) => {
-    await signIn(page, server.url);
-    const name = unique('Audited');
-    const id = await addCompetitor(page, server.url, name);
+    const { id, name } = await throwaway('Audited');
     await gotoReady(page, `${server.url}/competitors/${id}`);
     await saveThroughDialog(
       page,
@@ -612,7 +638,6 @@ test.describe('history and audit', () => {
     await expect(page).toHaveURL(`${server.url}/competitors/${id}/history`);
     await expect(page.getByRole('heading', { level: 1 })).toHaveText(`History of ${name}`);
     await expect(page.locator('[data-history-entry="weaknesses:1"] ins')).toHaveText('Weak API rate limits');
-    await deleteCompetitor(page, server.url, id);
   });
 });
 
@@ -625,6 +650,7 @@ const xssPayloads = {
 test('XSS payloads saved as notes stay text in the table, dialog prefill, battlecard, history and audit', async ({
   page,
   server,
+  throwaway,
 }) => {
   const { hits, reported, dialogs } = await trapXss(page);
   const expectInert = async (where: string) => {
@@ -639,9 +665,7 @@ test('XSS payloads saved as notes stay text in the table, dialog prefill, battle
     expect(dialogs, where).toEqual([]);
   };
 
-  await signIn(page, server.url);
-  const name = unique('Xss Notes');
-  const id = await addCompetitor(page, server.url, name);
+  const { id, name } = await throwaway('Xss Notes');
   const list = `${server.url}/competitors?search=${encodeURIComponent(name)}`;
 
   // Saved through the dialog from the table.
@@ -699,8 +723,6 @@ test('XSS payloads saved as notes stay text in the table, dialog prefill, battle
     expect(summaries).toContain(`Edited the ${column} note (version 1): ${payload}`);
   }
   await expectInert('audit log');
-
-  await deleteCompetitor(page, server.url, id);
 });
 
 test('a viewer sees notes read-only, and the server refuses their update-note', async ({
@@ -722,9 +744,7 @@ test('a viewer sees notes read-only, and the server refuses their update-note', 
   const context = await browser.newContext();
   const viewer = await context.newPage();
   try {
-    await signIn(viewer, server.url, email, password);
-    await gotoReady(viewer, `${server.url}/competitors`);
-    const calls = componentCalls(viewer);
+    const calls = await listWatchingCalls(viewer, server.url, email, password);
     const pricing = viewer.getByRole('button', { name: 'Pricing note for Northwind Analytics', exact: true });
     await expect(pricing).toHaveAttribute('data-can-edit', 'false');
     await pricing.click();

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from '#events/command.ts';
 import type { Role } from '#events/user/fields.ts';
 import { createMetrics } from '#infra/metrics.ts';
@@ -14,7 +14,8 @@ import { createLoginLimiter } from '#web/auth/login-limiter.server.ts';
 import type { RouteDef } from '#web/routing.server.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
-import { startTestApp, TEST_PASSWORD, testEmails, type TestApp } from '#tests/support/test-app.ts';
+import { withSuiteApp } from '#tests/support/suite-app.ts';
+import { TEST_PASSWORD, testEmails, type TestApp } from '#tests/support/test-app.ts';
 import { TestClient, type RequestOptions } from '#tests/support/test-client.ts';
 
 /**
@@ -99,13 +100,9 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
   let app: TestApp;
   let admin: TestClient;
 
-  beforeAll(async () => {
-    app = await startTestApp(backend);
-    admin = await app.client('admin');
-  });
-
-  afterAll(async () => {
-    await app?.close();
+  withSuiteApp(backend, (started, signedIn) => {
+    app = started;
+    admin = signedIn;
   });
 
   describe('every state-changing route refuses requests without our token and origin', () => {

@@ -47,6 +47,68 @@ const userOrder: Record<string, (d: 'ASC' | 'DESC') => string> = {
   created: (d) => `created_at ${d}, id ${d}`,
 };
 
+/** One data table: the reference SQL's view of it, and its query code answering a page's ids. */
+interface TableUnderTest {
+  name: string;
+  table: string;
+  idColumn: string;
+  searchWhere: string;
+  orders: Record<string, (d: 'ASC' | 'DESC') => string>;
+  list: (
+    db: Queryable,
+    search: string,
+    sort: { column: string; direction: 'asc' | 'desc' },
+    page: number,
+  ) => Promise<{ page: number; ids: string[] }>;
+}
+
+const pageIds = <R>(result: { page: number; rows: R[] }, id: (row: R) => string) => ({
+  page: result.page,
+  ids: result.rows.map(id),
+});
+
+const competitorTable: TableUnderTest = {
+  name: 'competitors',
+  table: 'competitor_list',
+  idColumn: 'id',
+  searchWhere: 'WHERE search_text LIKE $1',
+  orders: competitorOrder,
+  list: async (db, search, { column, direction }, page) =>
+    pageIds(
+      await listCompetitors(db, {
+        search,
+        sort: { column: column as CompetitorSortColumn, direction },
+        page,
+        perPage: PER_PAGE,
+      }),
+      (r) => r.id,
+    ),
+};
+const auditTable: TableUnderTest = {
+  name: 'audit',
+  table: 'audit_log',
+  idColumn: 'position',
+  searchWhere: 'WHERE search_text LIKE $1',
+  orders: auditOrder,
+  list: async (db, search, { column, direction }, page) =>
+    pageIds(
+      await listAudit(db, { search, sort: { column: column as 'time', direction }, page, perPage: PER_PAGE }),
+      (r) => String(r.position),
+    ),
+};
+const userTable: TableUnderTest = {
+  name: 'users',
+  table: 'user_list',
+  idColumn: 'id',
+  searchWhere: `WHERE lower(display_name || ' ' || email || ' ' || role) LIKE $1`,
+  orders: userOrder,
+  list: async (db, search, { column, direction }, page) =>
+    pageIds(
+      await listUsers(db, { search, sort: { column: column as 'name', direction }, page, perPage: PER_PAGE }),
+      (r) => r.id,
+    ),
+};
+
 /** Page numbers to check for a set of `n` rows: first, middle, last, and past the end. */
 const pagesFor = (n: number) => {
   const last = Math.max(1, Math.ceil(n / PER_PAGE));
@@ -144,114 +206,38 @@ describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (ba
     await db?.drop();
   });
 
-  const checkCompetitors = async (search: string) => {
-    const where = search ? 'WHERE search_text LIKE $1' : '';
+  /** Every sort, both ways, first/middle/last/past-the-end, of one table with one search. */
+  const check = async (table: TableUnderTest, search: string) => {
+    const where = search ? table.searchWhere : '';
     const params = search ? [containsPattern(search)] : [];
     const { rows } = await db.pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM competitor_list ${where}`,
-      params,
-    );
-    for (const [column, order] of Object.entries(competitorOrder)) {
-      for (const direction of ['asc', 'desc'] as const) {
-        for (const page of pagesFor(rows[0]?.n ?? 0)) {
-          const label = `competitors "${search}" ${column}:${direction} page ${page}`;
-          const expected = await expectedPage(
-            db.pool,
-            'competitor_list',
-            'id',
-            order(direction === 'asc' ? 'ASC' : 'DESC'),
-            where,
-            params,
-            page,
-          );
-          const result = await listCompetitors(db.pool, {
-            search,
-            sort: { column: column as CompetitorSortColumn, direction },
-            page,
-            perPage: PER_PAGE,
-          });
-          expect(result.page, label).toBe(expected.page);
-          expect(
-            result.rows.map((r) => r.id),
-            label,
-          ).toEqual(expected.ids);
-        }
-      }
-    }
-  };
-
-  const checkAudit = async (search: string) => {
-    const where = search ? 'WHERE search_text LIKE $1' : '';
-    const params = search ? [containsPattern(search)] : [];
-    const { rows } = await db.pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM audit_log ${where}`,
+      `SELECT count(*)::int AS n FROM ${table.table} ${where}`,
       params,
     );
     const matching = rows[0]?.n ?? 0;
-    for (const [column, order] of Object.entries(auditOrder)) {
+    for (const [column, order] of Object.entries(table.orders)) {
       for (const direction of ['asc', 'desc'] as const) {
         for (const page of pagesFor(matching)) {
-          const label = `audit "${search}" ${column}:${direction} page ${page}`;
+          const label = `${table.name} "${search}" ${column}:${direction} page ${page}`;
           const expected = await expectedPage(
             db.pool,
-            'audit_log',
-            'position',
+            table.table,
+            table.idColumn,
             order(direction === 'asc' ? 'ASC' : 'DESC'),
             where,
             params,
             page,
           );
-          const result = await listAudit(db.pool, {
-            search,
-            sort: { column: column as 'time', direction },
-            page,
-            perPage: PER_PAGE,
-          });
+          const result = await table.list(db.pool, search, { column, direction }, page);
           expect(result.page, label).toBe(expected.page);
-          expect(
-            result.rows.map((r) => String(r.position)),
-            label,
-          ).toEqual(expected.ids);
+          expect(result.ids, label).toEqual(expected.ids);
         }
       }
     }
   };
-
-  const checkUsers = async (search: string) => {
-    const where = search ? `WHERE lower(display_name || ' ' || email || ' ' || role) LIKE $1` : '';
-    const params = search ? [containsPattern(search)] : [];
-    const { rows } = await db.pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM user_list ${where}`,
-      params,
-    );
-    for (const [column, order] of Object.entries(userOrder)) {
-      for (const direction of ['asc', 'desc'] as const) {
-        for (const page of pagesFor(rows[0]?.n ?? 0)) {
-          const label = `users "${search}" ${column}:${direction} page ${page}`;
-          const expected = await expectedPage(
-            db.pool,
-            'user_list',
-            'id',
-            order(direction === 'asc' ? 'ASC' : 'DESC'),
-            where,
-            params,
-            page,
-          );
-          const result = await listUsers(db.pool, {
-            search,
-            sort: { column: column as 'name', direction },
-            page,
-            perPage: PER_PAGE,
-          });
-          expect(result.page, label).toBe(expected.page);
-          expect(
-            result.rows.map((r) => r.id),
-            label,
-          ).toEqual(expected.ids);
-        }
-      }
-    }
-  };
+  const checkCompetitors = (search: string) => check(competitorTable, search);
+  const checkAudit = (search: string) => check(auditTable, search);
+  const checkUsers = (search: string) => check(userTable, search);
 
   it('competitors: every sort, both ways, first/middle/last/past-the-end, with and without a search', async () => {
     for (const search of ['', 'forge', 'anvil', 'rival 1']) await checkCompetitors(search);

@@ -4,7 +4,8 @@ import { createLogger } from '#infra/logger.ts';
 import { createRedisClient, type Redis } from '#infra/redis.ts';
 import { createLoginLimiter, type LoginLimiter } from '#web/auth/login-limiter.server.ts';
 import { backendUrl, databaseBackends, redisBackends } from '#tests/support/environment.ts';
-import { startTestApp, TEST_PASSWORD, testEmails, type TestApp } from '#tests/support/test-app.ts';
+import { withSuiteApp } from '#tests/support/suite-app.ts';
+import { TEST_PASSWORD, testEmails, type TestApp } from '#tests/support/test-app.ts';
 import { TestClient } from '#tests/support/test-client.ts';
 
 /**
@@ -21,13 +22,9 @@ describe.each(databaseBackends)('login rate limit and body limits (%s)', (backen
   /** Signed in before any lock-out (the lock-out test locks the editor). */
   let admin: TestClient;
 
-  beforeAll(async () => {
-    app = await startTestApp(backend);
-    admin = await app.client('admin');
-  });
-
-  afterAll(async () => {
-    await app?.close();
+  withSuiteApp(backend, (started, signedIn) => {
+    app = started;
+    admin = signedIn;
   });
 
   it('locks one account after 5 failed sign-ins in a minute, and only that account', async () => {

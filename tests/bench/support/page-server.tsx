@@ -35,8 +35,10 @@ import { cookieNames } from '#web/auth/cookies.server.ts';
 import { csrfMiddleware } from '#web/auth/csrf.server.ts';
 import { flashMiddleware } from '#web/auth/flash.server.ts';
 import { parseTableState } from '#web/components/data-table/table-state.ts';
+import { bodyLimits } from '#web/middleware/body-limits.server.ts';
 import { errorMiddleware } from '#web/middleware/errors.server.tsx';
 import { requestContextMiddleware } from '#web/middleware/request-context.server.ts';
+import { httpMetricsMiddleware } from '#web/middleware/http-metrics.server.ts';
 import { securityHeaders } from '#web/middleware/security-headers.server.ts';
 import { CompetitorListPage } from '#web/pages/competitors/competitor-list.page.tsx';
 import { competitorListRoutes } from '#web/pages/competitors/competitor-list.routes.server.tsx';
@@ -106,18 +108,7 @@ function koaServer() {
     if (!without.has(name)) app.use(middleware);
   };
   mount('request-context', requestContextMiddleware(log));
-  mount('metrics', async (ctx, next) => {
-    const end = metrics.httpRequests.startTimer();
-    try {
-      await next();
-    } finally {
-      end({
-        method: ctx.method,
-        route: (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched',
-        status: ctx.status,
-      });
-    }
-  });
+  mount('metrics', httpMetricsMiddleware(metrics));
   mount('security-headers', securityHeaders({ https: false }));
   app.use(async (ctx, next) => {
     ctx.state.assets = assetUrls;
@@ -127,19 +118,7 @@ function koaServer() {
   });
   mount('errors', errorMiddleware(log));
   mount('assets', assets.middleware);
-  mount(
-    'body',
-    koaBody({
-      multipart: false,
-      urlencoded: true,
-      json: true,
-      text: false,
-      formLimit: '64kb',
-      jsonLimit: '64kb',
-      jsonStrict: true,
-      queryString: { depth: 1, parameterLimit: 50, arrayLimit: 20 },
-    }),
-  );
+  mount('body', koaBody(bodyLimits));
   // In place of sessionMiddleware (one database query per request): a fixed signed-in user.
   app.use(async (ctx, next) => {
     ctx.state.user = user;

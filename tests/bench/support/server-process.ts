@@ -66,6 +66,14 @@ export function spawnNode(env: Record<string, string>, options: SpawnOptions = {
   };
 }
 
+/** `spawnNode` listening on 127.0.0.1 at a free port (set here: the env passes neither HOST nor PORT). */
+export async function spawnLocal(
+  env: Record<string, string>,
+  options: SpawnOptions = {},
+): Promise<ServerProcess> {
+  return spawnNode({ ...env, HOST: '127.0.0.1', PORT: String(await freePort()) }, options);
+}
+
 /**
  * Polls `url` until it answers `status` (connection refused counts as not yet); fails early if the
  * process exits, or after `timeoutMs`.
@@ -161,9 +169,7 @@ export async function processesCpuMs(name: string): Promise<number> {
 
 /** The app on `databaseUrl` with one bench admin and no demo data, for the browser benches. */
 export async function spawnBenchApp(databaseUrl: string, adminPassword: string): Promise<ServerProcess> {
-  return spawnNode({
-    PORT: String(await freePort()),
-    HOST: '127.0.0.1',
+  return spawnLocal({
     DATABASE_URL: databaseUrl,
     SESSION_SECRET: 's'.repeat(40),
     LOG_LEVEL: 'warn',

@@ -32,35 +32,71 @@ const n = (value: number) => value.toLocaleString('en-US');
 const seconds = (value: number) =>
   value < 1 ? '0 s' : value < 120 ? `${Math.round(value)} s` : `${Math.round(value / 60)} min`;
 
+/** One confirmed POST button on a dead letter (`/ops/dead-letters/:id/<action>`). */
+function LetterActionForm(props: {
+  letter: DeadLetter;
+  action: 'retry' | 'discard';
+  confirm: string;
+  confirmButton: string;
+  buttonClass: string;
+  label: string;
+  csrfToken: string;
+}) {
+  return (
+    <form
+      method="post"
+      action={`/ops/dead-letters/${encodeURIComponent(props.letter.id)}/${props.action}`}
+      data-confirm={props.confirm}
+      data-confirm-button={props.confirmButton}
+    >
+      <CsrfField token={props.csrfToken} />
+      <button type="submit" className={props.buttonClass}>
+        {props.label}
+      </button>
+    </form>
+  );
+}
+
 function DeadLetterActions({ letter, csrfToken }: { letter: DeadLetter; csrfToken: string }) {
   const what = letter.envelope?.command.type ?? 'this entry';
   return (
     <div className="dead-letter__actions">
       {letter.envelope && (
-        <form
-          method="post"
-          action={`/ops/dead-letters/${encodeURIComponent(letter.id)}/retry`}
-          data-confirm={`Retry ${what}? It is sent to the workers once more.`}
-          data-confirm-button="Yes, retry it"
-        >
-          <CsrfField token={csrfToken} />
-          <button type="submit" className="button">
-            Retry
-          </button>
-        </form>
+        <LetterActionForm
+          letter={letter}
+          action="retry"
+          confirm={`Retry ${what}? It is sent to the workers once more.`}
+          confirmButton="Yes, retry it"
+          buttonClass="button"
+          label="Retry"
+          csrfToken={csrfToken}
+        />
       )}
-      <form
-        method="post"
-        action={`/ops/dead-letters/${encodeURIComponent(letter.id)}/discard`}
-        data-confirm={`Discard ${what}? It will never be handled.`}
-        data-confirm-button="Yes, discard it"
-      >
-        <CsrfField token={csrfToken} />
-        <button type="submit" className="button button--danger">
-          Discard
-        </button>
-      </form>
+      <LetterActionForm
+        letter={letter}
+        action="discard"
+        confirm={`Discard ${what}? It will never be handled.`}
+        confirmButton="Yes, discard it"
+        buttonClass="button button--danger"
+        label="Discard"
+        csrfToken={csrfToken}
+      />
     </div>
+  );
+}
+
+/** A plain table's header row. */
+function ColumnHeads({ names }: { names: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {names.map((name) => (
+          <th key={name} scope="col">
+            {name}
+          </th>
+        ))}
+      </tr>
+    </thead>
   );
 }
 
@@ -90,17 +126,17 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
       </dl>
       <h2>Projections</h2>
       <table className="simple-table">
-        <thead>
-          <tr>
-            <th scope="col">Projection</th>
-            <th scope="col">Version</th>
-            <th scope="col">Checkpoint</th>
-            <th scope="col">Head</th>
-            <th scope="col">Behind (events)</th>
-            <th scope="col">Behind (time)</th>
-            <th scope="col">Last batch</th>
-          </tr>
-        </thead>
+        <ColumnHeads
+          names={[
+            'Projection',
+            'Version',
+            'Checkpoint',
+            'Head',
+            'Behind (events)',
+            'Behind (time)',
+            'Last batch',
+          ]}
+        />
         <tbody>
           {status.projections.map((p) => (
             <tr key={p.name}>
@@ -123,14 +159,7 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
         <p className="field__hint">None: every command was handled.</p>
       ) : (
         <table className="simple-table">
-          <thead>
-            <tr>
-              <th scope="col">Command</th>
-              <th scope="col">Error</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
+          <ColumnHeads names={['Command', 'Error', 'Attempts', 'Actions']} />
           <tbody>
             {status.deadLetters.map((d) => (
               <tr key={d.id}>

@@ -40,6 +40,24 @@ export function MoveButtons({ name, value, label }: { name: string; value: strin
   );
 }
 
+/**
+ * The attributes that make an element a drag-sorted region for the page's script: its layout, the
+ * component method each drop calls, the version the order was rendered at, and whether this user may sort.
+ */
+export const sortableRegion = (region: {
+  layout: 'flat' | 'grouped';
+  component: string;
+  method: string;
+  version: number;
+  sortable: boolean;
+}) => ({
+  'data-sortable': region.layout,
+  'data-component': region.component,
+  'data-method': region.method,
+  'data-version': region.version,
+  'data-can-sort': region.sortable ? 'true' : undefined,
+});
+
 export function SortStatus() {
   return <p className="sr-only" role="status" aria-live="polite" data-sort-status />;
 }

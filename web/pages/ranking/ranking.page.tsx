@@ -2,7 +2,7 @@ import type { SortableCompetitor } from '#projections/competitor-list/ordering.q
 import { CsrfField } from '../../components/form-field.tsx';
 import { ThreatBadge } from '../competitors/competitor-table.tsx';
 import { Layout } from '../layout.tsx';
-import { DragHandle, MoveButtons, SortStatus } from '../ordering/sortable-parts.tsx';
+import { DragHandle, MoveButtons, SortStatus, sortableRegion } from '../ordering/sortable-parts.tsx';
 import type { PageContext } from '../page-context.ts';
 
 export interface RankingView {
@@ -25,11 +25,7 @@ export function RankingPage({ page, view }: { page: PageContext; view: RankingVi
       <h1>Priority ranking</h1>
       <section
         id="ranking-region"
-        data-sortable="flat"
-        data-component="ranking"
-        data-method="reorder"
-        data-version={version}
-        data-can-sort={sortable ? 'true' : undefined}
+        {...sortableRegion({ layout: 'flat', component: 'ranking', method: 'reorder', version, sortable })}
         aria-labelledby="ranking-title"
       >
         <h2 id="ranking-title" className="sr-only">

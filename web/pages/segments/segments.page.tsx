@@ -3,7 +3,7 @@ import type { Segment } from '#projections/segment-board/segment-board.queries.t
 import { CsrfField } from '../../components/form-field.tsx';
 import { ThreatBadge } from '../competitors/competitor-table.tsx';
 import { Layout } from '../layout.tsx';
-import { DragHandle, MoveButtons, SortStatus } from '../ordering/sortable-parts.tsx';
+import { DragHandle, MoveButtons, SortStatus, sortableRegion } from '../ordering/sortable-parts.tsx';
 import type { PageContext } from '../page-context.ts';
 
 export interface BoardView {
@@ -31,11 +31,13 @@ export function SegmentsPage({ page, view }: { page: PageContext; view: BoardVie
       )}
       <div
         id="segments-region"
-        data-sortable="grouped"
-        data-component="segments"
-        data-method="reorganize"
-        data-version={version}
-        data-can-sort={sortable ? 'true' : undefined}
+        {...sortableRegion({
+          layout: 'grouped',
+          component: 'segments',
+          method: 'reorganize',
+          version,
+          sortable,
+        })}
       >
         <SortStatus />
         <form method="post" action="/segments/move">
