@@ -23,8 +23,12 @@ export function affectedRegions(scope: RefreshScope): { tables: DataTableControl
     const table = tableController(root);
     const mode = root.dataset.liveRefresh;
     if (!table || mode === 'never') continue;
-    if (scope === 'all' || mode === 'always' || scope.some((c) => affectsPage(c, shownPage(root, table))))
+    if (scope === 'all' || mode === 'always') {
       tables.push(table);
+      continue;
+    }
+    const page = shownPage(root, table);
+    if (scope.some((c) => affectsPage(c, page))) tables.push(table);
   }
   const cardId = document.querySelector<HTMLElement>('#battlecard')?.dataset.competitorId;
   const card =
