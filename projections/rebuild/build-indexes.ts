@@ -1,7 +1,13 @@
 import os from 'node:os';
 import type { Database, Queryable } from '#infra/db/database.ts';
 import type { Projection } from '../projection.ts';
-import { analyzeShadow, shadowIndexes, shadowPages, type ShadowIndex } from './shadow-tables.ts';
+import {
+  analyzeShadow,
+  buildShadowPageIndexes,
+  shadowIndexes,
+  shadowPages,
+  type ShadowIndex,
+} from './shadow-tables.ts';
 
 export interface IndexBuildOptions {
   /** Connections building at once on Postgres (default: this machine's cores, 2 to 4). */
@@ -10,7 +16,10 @@ export interface IndexBuildOptions {
   onProjectionDone?: (projection: string) => void;
 }
 
-type Task = { kind: 'index'; index: ShadowIndex; cost: number } | { kind: 'analyze'; table: string };
+type Task =
+  | { kind: 'index'; index: ShadowIndex; cost: number }
+  | { kind: 'analyze'; table: string }
+  | { kind: 'buckets'; table: string };
 
 /** A trigram GIN build costs several times a btree over the same pages (measured: about 5-10×). */
 const methodWeight = (method: string) => (method === 'gin' ? 8 : 1);
@@ -19,7 +28,8 @@ const methodWeight = (method: string) => (method === 'gin' ? 8 : 1);
  * Builds every secondary index of the projections' shadow tables, on several connections at once on
  * Postgres (an index build uses one core; the biggest first, so the last to finish is a small one),
  * with more sort memory for those sessions (a trigram index that fits builds in one pass). Each table
- * is analyzed as soon as its own indexes are done, while others still build. No statement runs in a
+ * is analyzed as soon as its own indexes are done, while others still build, and then gets its
+ * page-index buckets, so the swap only renames them into place. No statement runs in a
  * long transaction: each is its own, so commit-safe readers elsewhere never wait on this.
  */
 export async function buildShadowIndexes(
@@ -54,6 +64,12 @@ export async function buildShadowIndexes(
   const run = async (client: Queryable, task: Task) => {
     if (task.kind === 'analyze') {
       await analyzeShadow(client, task.table);
+      // Next on this connection: the page-index buckets, read through the indexes just built.
+      queue.unshift({ kind: 'buckets', table: task.table });
+      return;
+    }
+    if (task.kind === 'buckets') {
+      await buildShadowPageIndexes(client, task.table);
       tableDone(task.table);
       return;
     }

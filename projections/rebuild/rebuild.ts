@@ -9,6 +9,7 @@ import {
   createShadow,
   diffShadow,
   dropShadow,
+  dropShadowPageIndexes,
   shadowExists,
   swapInShadow,
 } from './shadow-tables.ts';
@@ -143,6 +144,8 @@ async function openJob(
     job.checkpoint = { transactionId: row.transaction_id, position: row.position };
     job.events = row.events;
     job.resumedFrom = row.position;
+    // Buckets and triggers come back after the indexes; until then, loading must not pay for them.
+    await dropShadowPageIndexes(db.pool, projection);
     await db.pool.query(
       'UPDATE projection_rebuilds SET holder = $2, updated_at = now() WHERE projection = $1',
       [projection.name, holder],

@@ -27,6 +27,7 @@ export async function shadowExists(db: Queryable, projection: Projection): Promi
  */
 export async function createShadow(db: Queryable, projection: Projection): Promise<void> {
   const shadow = shadowTables(projection);
+  await dropShadowPageIndexes(db, projection);
   for (const table of projection.tables) {
     await db.query(`DROP TABLE IF EXISTS ${shadow[table]}`);
     await db.query(
@@ -97,6 +98,23 @@ export async function shadowPages(db: Queryable, table: string): Promise<number>
 export const analyzeShadow = (db: Queryable, table: string) => db.query(`ANALYZE ${table}${SUFFIX}`);
 
 /**
+ * Builds the shadow's page-index buckets (infra/migrations/022_page_index_shadows.sql) and attaches the
+ * triggers that keep them exact through the catch-up; a no-op for tables without page indexes.
+ */
+export const buildShadowPageIndexes = (db: Queryable, table: string) =>
+  db.query('SELECT page_index_shadow($1, $2)', [table, SUFFIX]);
+
+/**
+ * Forgets the shadow's page-index buckets and triggers: a resumed pass loads without paying for them
+ * (they are built again after the indexes), and a dropped shadow leaves nothing behind.
+ */
+export async function dropShadowPageIndexes(db: Queryable, projection: Projection): Promise<void> {
+  for (const table of projection.tables) {
+    await db.query('SELECT page_index_shadow_drop($1, $2)', [table, SUFFIX]);
+  }
+}
+
+/**
  * Inside the caller's transaction: drops the live tables and renames the shadows (with their indexes
  * and keys) into their places. Readers see the old tables until the commit, then the new ones.
  */
@@ -115,14 +133,15 @@ export async function swapInShadow(db: Queryable, projection: Projection): Promi
     for (const index of rows) {
       await db.query(`ALTER INDEX ${index.name} RENAME TO ${index.name.slice(0, -SUFFIX.length)}`);
     }
-    // The new table takes over the page-index triggers and rebuilds its buckets (a no-op for tables
-    // without page indexes; see infra/migrations/015_page_index.sql).
-    await db.query('SELECT page_index_attach($1)', [table]);
+    // The new table takes over the page-index triggers and the buckets built for it before the swap
+    // (a no-op for tables without page indexes; see infra/migrations/022_page_index_shadows.sql).
+    await db.query('SELECT page_index_swap($1, $2)', [table, SUFFIX]);
   }
 }
 
 export async function dropShadow(db: Queryable, projection: Projection): Promise<void> {
   const shadow = shadowTables(projection);
+  await dropShadowPageIndexes(db, projection);
   for (const table of projection.tables) await db.query(`DROP TABLE IF EXISTS ${shadow[table]}`);
 }
 

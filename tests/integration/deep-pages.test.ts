@@ -9,7 +9,7 @@ import {
 import { listUsers } from '#projections/user-list/user-list.queries.ts';
 import { userListProjection } from '#projections/user-list/user-list.projection.ts';
 import { withTransaction } from '#infra/db/database.ts';
-import { swapInShadow } from '#projections/rebuild/shadow-tables.ts';
+import { buildShadowPageIndexes, swapInShadow } from '#projections/rebuild/shadow-tables.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
@@ -284,6 +284,34 @@ describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (ba
        FROM generate_series(1, 1500) AS i`,
     );
     await db.pool.query(`DELETE FROM user_list WHERE email LIKE 'late1%'`);
+    await checkUsers('');
+  }, 120_000);
+
+  it('buckets built for a shadow before the swap stay exact through later changes and move with it', async () => {
+    await db.pool.query('CREATE TABLE user_list__shadow (LIKE user_list INCLUDING ALL)');
+    await db.pool.query(`INSERT INTO user_list__shadow SELECT * FROM user_list WHERE role <> 'editor'`);
+    await buildShadowPageIndexes(db.pool, 'user_list');
+    // A catch-up after the buckets were built: the shadow's own triggers count it.
+    await db.pool.query(
+      `INSERT INTO user_list__shadow (id, email, display_name, role, created_at, updated_at)
+       SELECT gen_random_uuid(), 'caught' || i || '@example.com', 'Caught ' || i, 'viewer', now(), now()
+       FROM generate_series(1, 1200) AS i`,
+    );
+    await db.pool.query(`DELETE FROM user_list__shadow WHERE email LIKE 'caught1%'`);
+    const live = await db.pool.query<{ n: number }>(
+      'SELECT sum(pk_n)::int AS n FROM user_list_pages_created',
+    );
+    await withTransaction(db.pool, (client) => swapInShadow(client, userListProjection));
+    const { rows } = await db.pool.query<{ rows: number; counted: number; shadows: number }>(
+      `SELECT (SELECT count(*) FROM user_list)::int AS rows,
+              (SELECT sum(pk_n) FROM user_list_pages_created)::int AS counted,
+              (SELECT count(*) FROM page_index_sorts WHERE table_name LIKE '%\\_\\_shadow')::int AS shadows`,
+    );
+    expect(rows[0]?.counted).toBe(rows[0]?.rows);
+    expect(rows[0]?.counted).not.toBe(live.rows[0]?.n);
+    expect(rows[0]?.shadows).toBe(0);
+    await checkUsers('');
+    await db.pool.query(`DELETE FROM user_list WHERE email LIKE 'caught2%'`);
     await checkUsers('');
   }, 120_000);
 

@@ -72,6 +72,19 @@ describe.each(databaseBackends)('rebuilding projections on %s', (backend) => {
       'SELECT rank FROM competitor_list ORDER BY rank',
     );
     expect(ranks.map((r) => r.rank)).toEqual(ranks.map((_, i) => i + 1));
+    // Every page index counts exactly the rebuilt rows (its buckets were built on the shadow), and no
+    // shadow sort is left registered.
+    const { rows: sorts } = await db.pool.query<{ bucket_table: string; table_name: string }>(
+      'SELECT bucket_table, table_name FROM page_index_sorts ORDER BY bucket_table',
+    );
+    expect(sorts.filter((s) => s.table_name.endsWith('__shadow'))).toEqual([]);
+    for (const sort of sorts) {
+      const { rows: counts } = await db.pool.query<{ rows: number; counted: number }>(
+        `SELECT (SELECT count(*) FROM ${sort.table_name})::int AS rows,
+                (SELECT sum(pk_n) FROM ${sort.bucket_table})::int AS counted`,
+      );
+      expect(counts[0]?.counted, sort.bucket_table).toBe(counts[0]?.rows);
+    }
     // The live runner continues from the swapped checkpoint, and a fresh dry run agrees with the result.
     for (const p of allProjections) await runner.catchUp(p);
     const again = await rebuildProjections(db, store, allProjections, { dryRun: true });
