@@ -5,6 +5,7 @@ import type { Readiness } from '#infra/readiness.ts';
 import type { Redis } from '#infra/redis.ts';
 import type { CommandBus } from '#events/bus/command-bus.ts';
 import type { EventStore } from '#events/store/event-store.ts';
+import type { SearchPageCache } from '#projections/search-pages.ts';
 import type { ProjectionWatcher } from '#projections/watcher.ts';
 import type { CommandGateway } from '#services/command-gateway.ts';
 import type { Assets } from './assets/assets.server.ts';
@@ -25,6 +26,8 @@ export interface AppDeps {
   sessionSecret: string;
   sessions: SessionOptions;
   loginLimiter: LoginLimiter;
+  /** A search's sorted matches, for its pages past the first (kept per table version). */
+  searchPages: SearchPageCache;
   /** Problems this process's background work reports (bus, database); absent in bare test apps. */
   readiness?: Readiness;
 }

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { createSearchPageCache } from '#projections/search-pages.ts';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '#infra/config.ts';
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
         sessionSecret,
         sessions: appSessions,
         loginLimiter: createLoginLimiter(runtime.redis, config.REDIS_PREFIX),
+        searchPages: createSearchPageCache(),
       },
       runtime.metrics,
     );

@@ -4,6 +4,7 @@ import {
   EXACT_COUNT_LIMIT as EXACT_LIMIT,
 } from '../competitor-list/competitor-list.queries.ts';
 import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
+import { cachedSearchPage, type SearchPageCache, type SearchTable } from '../search-pages.ts';
 
 export const auditSortColumns = ['time', 'actor', 'type', 'competitor'] as const;
 export type AuditSortColumn = (typeof auditSortColumns)[number];
@@ -56,7 +57,18 @@ export interface AuditRow {
   summary: string;
 }
 
-/** The audit log as a page of the shared data table; newest first unless sorted otherwise. */
+const searchTable: SearchTable = {
+  table: 'audit_log',
+  id: 'position',
+  idType: 'bigint',
+  where: 'search_text LIKE $1',
+  columns: selectColumns,
+};
+
+/**
+ * The audit log as a page of the shared data table; newest first unless sorted otherwise. With
+ * `pages`, a search's pages past the first are served from its sorted matches while the log is unchanged.
+ */
 export async function listAudit(
   db: Queryable,
   query: {
@@ -65,6 +77,7 @@ export async function listAudit(
     page: number;
     perPage: number;
   },
+  pages?: SearchPageCache,
 ): Promise<{ rows: AuditRow[]; count: { value: number; exact: boolean }; page: number; lastPage: number }> {
   const sort = query.sort ?? { column: 'time', direction: 'desc' };
   if (!query.search) {
@@ -76,7 +89,24 @@ export async function listAudit(
     );
     return { rows, count: { value: total, exact: true }, page, lastPage };
   }
-  if (query.page > 1) return deepSearchPage(db, { ...query, sort });
+  if (query.page > 1) {
+    const cached =
+      pages &&
+      (await cachedSearchPage<AuditRow>(
+        db,
+        pages,
+        searchTable,
+        orderBy[sort.column][sort.direction],
+        containsPattern(query.search),
+        query.page,
+        query.perPage,
+      ));
+    if (cached) {
+      const { rows, total, page, lastPage } = cached;
+      return { rows, count: { value: total, exact: true }, page, lastPage };
+    }
+    return deepSearchPage(db, { ...query, sort });
+  }
   const where = 'WHERE search_text LIKE $1';
   const params = [containsPattern(query.search)];
   const { rows: counted } = await db.query<{ n: number }>(

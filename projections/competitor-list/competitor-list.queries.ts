@@ -2,6 +2,7 @@ import type { Queryable } from '#infra/db/database.ts';
 import type { CompetitorRow } from './competitor-row.ts';
 import { fromDbRow } from './competitor-list.writer.ts';
 import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
+import { cachedSearchPage, type SearchPageCache, type SearchTable } from '../search-pages.ts';
 
 export const competitorSortColumns = ['rank', 'name', 'segment', 'threat', 'updated'] as const;
 export type CompetitorSortColumn = (typeof competitorSortColumns)[number];
@@ -59,7 +60,24 @@ const selectColumns = `id, name, website, segment_id, segment_name, threat, head
 /** `%term%` for ILIKE-style matching on the lower-cased search text, with wildcards in the term escaped. */
 export const containsPattern = (term: string): string => `%${term.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`;
 
-export async function listCompetitors(db: Queryable, query: ListQuery): Promise<ListResult> {
+/** The competitor list as searched (deep pages of a search: `cachedSearchPage`). */
+const searchTable: SearchTable = {
+  table: 'competitor_list',
+  id: 'id',
+  idType: 'uuid',
+  where: 'search_text LIKE $1',
+  columns: selectColumns,
+};
+
+/**
+ * A page of the competitor table. With `pages`, a search's pages past the first are served from its
+ * sorted matches while the table is unchanged.
+ */
+export async function listCompetitors(
+  db: Queryable,
+  query: ListQuery,
+  pages?: SearchPageCache,
+): Promise<ListResult> {
   const sort = query.sort ?? { column: 'rank', direction: 'asc' };
   if (!query.search && sort.column !== 'rank') {
     // Any page of the whole table, with its exact count, in one statement.
@@ -78,7 +96,24 @@ export async function listCompetitors(db: Queryable, query: ListQuery): Promise<
   }
   const where = query.search ? 'WHERE search_text LIKE $1' : '';
   const params: unknown[] = query.search ? [containsPattern(query.search)] : [];
-  if (query.search && query.page > 1) return deepSearchPage(db, query, sort);
+  if (query.search && query.page > 1) {
+    const cached =
+      pages &&
+      (await cachedSearchPage<DbRow>(
+        db,
+        pages,
+        searchTable,
+        orderBy[sort.column][sort.direction],
+        containsPattern(query.search),
+        query.page,
+        query.perPage,
+      ));
+    if (cached) {
+      const { rows, total, page, lastPage } = cached;
+      return { rows: rows.map(fromDbRow), count: { value: total, exact: true }, page, lastPage };
+    }
+    return deepSearchPage(db, query, sort);
+  }
   // The count and the requested page are independent: ask for both at once (two connections on
   // Postgres). Only a page past the end needs a second look.
   const [count, requested] = await Promise.all([

@@ -136,6 +136,8 @@ export async function swapInShadow(db: Queryable, projection: Projection): Promi
     // The new table takes over the page-index triggers and the buckets built for it before the swap
     // (a no-op for tables without page indexes; see infra/migrations/022_page_index_shadows.sql).
     await db.query('SELECT page_index_swap($1, $2)', [table, SUFFIX]);
+    // Cached search pages of the old table must not serve the new one (023_table_versions.sql).
+    await db.query('SELECT table_version_attach($1) FROM table_versions WHERE table_name = $1', [table]);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Role } from '#events/user/fields.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
+import { cachedSearchPage, type SearchPageCache, type SearchTable } from '../search-pages.ts';
 
 export interface UserRow {
   id: string;
@@ -49,6 +50,19 @@ const pageIndexes: Record<UserSortColumn, { asc: PageIndexSort; desc: PageIndexS
   created: bothWays('user_list', 'user_list_pages_created', ['created_at'], 'id'),
 };
 
+const searchCondition = `lower(display_name || ' ' || email || ' ' || role) LIKE $1`;
+const searchTable: SearchTable = {
+  table: 'user_list',
+  id: 'id',
+  idType: 'uuid',
+  where: searchCondition,
+  columns,
+};
+
+/**
+ * A page of the user list. With `pages`, a search's pages past the first are served from its sorted
+ * matches while the list is unchanged.
+ */
 export async function listUsers(
   db: Queryable,
   query: {
@@ -57,13 +71,29 @@ export async function listUsers(
     page: number;
     perPage: number;
   },
+  pages?: SearchPageCache,
 ): Promise<{ rows: UserRow[]; total: number; page: number; lastPage: number }> {
   const sort = query.sort ?? { column: 'name', direction: 'asc' };
   if (!query.search) {
     return indexedPage<UserRow>(db, pageIndexes[sort.column][sort.direction], columns, query);
   }
-  const where = query.search ? `WHERE lower(display_name || ' ' || email || ' ' || role) LIKE $1` : '';
-  const params = query.search ? [`%${query.search.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`] : [];
+  const direction = sort.direction === 'desc' ? 'DESC' : 'ASC';
+  const order = `${orderBy[sort.column]} ${direction}, id ${direction}`;
+  const pattern = `%${query.search.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`;
+  if (query.page > 1 && pages) {
+    const cached = await cachedSearchPage<UserRow>(
+      db,
+      pages,
+      searchTable,
+      order,
+      pattern,
+      query.page,
+      query.perPage,
+    );
+    if (cached) return cached;
+  }
+  const where = `WHERE ${searchCondition}`;
+  const params = [pattern];
   const { rows: counted } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM user_list ${where}`,
     params,
@@ -71,10 +101,9 @@ export async function listUsers(
   const total = counted[0]?.n ?? 0;
   const lastPage = Math.max(1, Math.ceil(total / query.perPage));
   const page = Math.min(query.page, lastPage);
-  const direction = sort.direction === 'desc' ? 'DESC' : 'ASC';
   const { rows } = await db.query<UserRow>(
     `SELECT ${columns} FROM user_list ${where}
-     ORDER BY ${orderBy[sort.column]} ${direction}, id ${direction}
+     ORDER BY ${order}
      LIMIT ${query.perPage} OFFSET ${(page - 1) * query.perPage}`,
     params,
   );

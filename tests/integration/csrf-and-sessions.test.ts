@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { createSearchPageCache } from '#projections/search-pages.ts';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -344,6 +345,7 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
           sessionSecret: TEST_SESSION_SECRET,
           sessions: { db: app.db.pool, secret: TEST_SESSION_SECRET, https: true, cookies: httpsNames },
           loginLimiter: createLoginLimiter(undefined, 'test-https:'),
+          searchPages: createSearchPageCache(),
         },
         createMetrics(),
       );

@@ -10,6 +10,7 @@ import { listUsers } from '#projections/user-list/user-list.queries.ts';
 import { userListProjection } from '#projections/user-list/user-list.projection.ts';
 import { withTransaction } from '#infra/db/database.ts';
 import { buildShadowPageIndexes, swapInShadow } from '#projections/rebuild/shadow-tables.ts';
+import { createSearchPageCache, type SearchPageCache } from '#projections/search-pages.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
@@ -59,6 +60,7 @@ interface TableUnderTest {
     search: string,
     sort: { column: string; direction: 'asc' | 'desc' },
     page: number,
+    pages?: SearchPageCache,
   ) => Promise<{ page: number; ids: string[] }>;
 }
 
@@ -73,14 +75,13 @@ const competitorTable: TableUnderTest = {
   idColumn: 'id',
   searchWhere: 'WHERE search_text LIKE $1',
   orders: competitorOrder,
-  list: async (db, search, { column, direction }, page) =>
+  list: async (db, search, { column, direction }, page, pages) =>
     pageIds(
-      await listCompetitors(db, {
-        search,
-        sort: { column: column as CompetitorSortColumn, direction },
-        page,
-        perPage: PER_PAGE,
-      }),
+      await listCompetitors(
+        db,
+        { search, sort: { column: column as CompetitorSortColumn, direction }, page, perPage: PER_PAGE },
+        pages,
+      ),
       (r) => r.id,
     ),
 };
@@ -90,9 +91,13 @@ const auditTable: TableUnderTest = {
   idColumn: 'position',
   searchWhere: 'WHERE search_text LIKE $1',
   orders: auditOrder,
-  list: async (db, search, { column, direction }, page) =>
+  list: async (db, search, { column, direction }, page, pages) =>
     pageIds(
-      await listAudit(db, { search, sort: { column: column as 'time', direction }, page, perPage: PER_PAGE }),
+      await listAudit(
+        db,
+        { search, sort: { column: column as 'time', direction }, page, perPage: PER_PAGE },
+        pages,
+      ),
       (r) => String(r.position),
     ),
 };
@@ -102,9 +107,13 @@ const userTable: TableUnderTest = {
   idColumn: 'id',
   searchWhere: `WHERE lower(display_name || ' ' || email || ' ' || role) LIKE $1`,
   orders: userOrder,
-  list: async (db, search, { column, direction }, page) =>
+  list: async (db, search, { column, direction }, page, pages) =>
     pageIds(
-      await listUsers(db, { search, sort: { column: column as 'name', direction }, page, perPage: PER_PAGE }),
+      await listUsers(
+        db,
+        { search, sort: { column: column as 'name', direction }, page, perPage: PER_PAGE },
+        pages,
+      ),
       (r) => r.id,
     ),
 };
@@ -197,6 +206,8 @@ async function churn(db: Queryable): Promise<void> {
 
 describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (backend) => {
   let db: TestDatabase;
+  // One per database, as each app has its own.
+  const searchPages = createSearchPageCache();
 
   beforeAll(async () => {
     db = await createTestDatabase(backend);
@@ -231,6 +242,10 @@ describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (ba
           const result = await table.list(db.pool, search, { column, direction }, page);
           expect(result.page, label).toBe(expected.page);
           expect(result.ids, label).toEqual(expected.ids);
+          // The same page through the search's cached matches (kept across checks: a check after
+          // rows changed must not be served what was cached before).
+          const cached = await table.list(db.pool, search, { column, direction }, page, searchPages);
+          expect(cached, `${label} (cached matches)`).toEqual(expected);
         }
       }
     }
@@ -250,6 +265,41 @@ describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (ba
   it('users: the same', async () => {
     for (const search of ['', 'kim 1', 'editor']) await checkUsers(search);
   }, 120_000);
+
+  it("a search's next pages are read by id from its cached matches until the table changes", async () => {
+    const statements: string[] = [];
+    const counting = {
+      query: (sql: string, params?: unknown[]) => {
+        statements.push(sql);
+        return db.pool.query(sql, params);
+      },
+    } as Queryable;
+    const pages = createSearchPageCache();
+    const sort = { column: 'name', direction: 'desc' } as const;
+    const first = await competitorTable.list(counting, 'forge', sort, 2, pages);
+    expect(statements.some((s) => s.includes('array_agg'))).toBe(true);
+    statements.length = 0;
+    const next = await competitorTable.list(counting, 'forge', sort, 3, pages);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).not.toContain('array_agg');
+    expect(next.ids).not.toEqual(first.ids);
+    // A write to the table, from anyone, moves its version: the matches are read again.
+    await db.pool.query(`UPDATE competitor_list SET strengths = 'a forge too' WHERE strengths = ''`);
+    statements.length = 0;
+    const after = await competitorTable.list(counting, 'forge', sort, 3, pages);
+    expect(statements.some((s) => s.includes('array_agg'))).toBe(true);
+    const expected = await expectedPage(
+      db.pool,
+      'competitor_list',
+      'id',
+      competitorOrder.name?.('DESC') ?? '',
+      competitorTable.searchWhere,
+      [containsPattern('forge')],
+      3,
+    );
+    expect(after).toEqual(expected);
+    await db.pool.query(`UPDATE competitor_list SET strengths = '' WHERE strengths = 'a forge too'`);
+  });
 
   it('after rows are added, deleted and re-keyed between requests, pages still equal the reference', async () => {
     await churn(db.pool);

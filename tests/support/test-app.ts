@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { createSearchPageCache } from '#projections/search-pages.ts';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '#infra/config.ts';
@@ -60,6 +61,7 @@ export async function startTestApp(
       sessionSecret: secret,
       sessions: { db: db.pool, secret, https: false, cookies: cookieNames(false) },
       loginLimiter: createLoginLimiter(undefined, 'test:'),
+      searchPages: createSearchPageCache(),
     },
     runtime.metrics,
   );

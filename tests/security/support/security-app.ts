@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createSearchPageCache } from '#projections/search-pages.ts';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -86,6 +87,7 @@ export async function startSecurityApp(backend: SecurityBackend): Promise<Securi
       sessionSecret: secret,
       sessions,
       loginLimiter: createLoginLimiter(runtime.redis, `${prefix}limits:`),
+      searchPages: createSearchPageCache(),
     },
     runtime.metrics,
   );

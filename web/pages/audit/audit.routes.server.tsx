@@ -7,7 +7,7 @@ export const auditRoutes: RouteDef[] = [
   route('GET', '/audit', 'audit.view', (ctx, deps) =>
     renderTableRoute(ctx, {
       sortColumns: auditSortColumns,
-      query: (query) => listAudit(deps.db.pool, query),
+      query: (query) => listAudit(deps.db.pool, query, deps.searchPages),
       page: (props) => <AuditPage {...props} />,
       table: (props) => <AuditTable {...props} />,
     }),

@@ -13,7 +13,7 @@ export const competitorListRoutes: RouteDef[] = [
   route('GET', '/competitors', 'competitors.view', (ctx, deps) =>
     renderTableRoute(ctx, {
       sortColumns: competitorSortColumns,
-      query: (query) => listCompetitors(deps.db.pool, query),
+      query: (query) => listCompetitors(deps.db.pool, query, deps.searchPages),
       page: ({ page, state, ...result }) => (
         <CompetitorListPage page={page} state={state} result={{ ...result, page: state.page }} />
       ),

@@ -30,7 +30,7 @@ export const userRoutes: RouteDef[] = [
   route('GET', '/users', 'users.view', (ctx, deps) =>
     renderTableRoute(ctx, {
       sortColumns: userSortColumns,
-      query: (query) => listUsers(deps.db.pool, query),
+      query: (query) => listUsers(deps.db.pool, query, deps.searchPages),
       page: (props) => <UsersPage {...props} />,
       table: (props) => <UsersTable {...props} />,
     }),
