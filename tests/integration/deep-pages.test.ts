@@ -277,17 +277,17 @@ describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (ba
     const pages = createSearchPageCache();
     const sort = { column: 'name', direction: 'desc' } as const;
     const first = await competitorTable.list(counting, 'forge', sort, 2, pages);
-    expect(statements.some((s) => s.includes('array_agg'))).toBe(true);
+    expect(statements.some((s) => s.includes('string_agg'))).toBe(true);
     statements.length = 0;
     const next = await competitorTable.list(counting, 'forge', sort, 3, pages);
     expect(statements).toHaveLength(1);
-    expect(statements[0]).not.toContain('array_agg');
+    expect(statements[0]).not.toContain('string_agg');
     expect(next.ids).not.toEqual(first.ids);
     // A write to the table, from anyone, moves its version: the matches are read again.
     await db.pool.query(`UPDATE competitor_list SET strengths = 'a forge too' WHERE strengths = ''`);
     statements.length = 0;
     const after = await competitorTable.list(counting, 'forge', sort, 3, pages);
-    expect(statements.some((s) => s.includes('array_agg'))).toBe(true);
+    expect(statements.some((s) => s.includes('string_agg'))).toBe(true);
     const expected = await expectedPage(
       db.pool,
       'competitor_list',
