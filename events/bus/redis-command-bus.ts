@@ -18,6 +18,18 @@ const field = (fields: string[], name: string): string | undefined => {
   return i >= 0 && i % 2 === 0 ? fields[i + 1] : undefined;
 };
 
+/** The entry's envelope if it holds one of the right shape. */
+const envelopeOf = (fields: string[]): BusEnvelope | undefined => {
+  // An entry the bus wrote has the one field; anything else is looked up like any field.
+  const raw = fields[0] === 'envelope' ? fields[1] : field(fields, 'envelope');
+  if (raw === undefined) return undefined;
+  try {
+    return checkEnvelopeShape(JSON.parse(raw));
+  } catch {
+    return undefined;
+  }
+};
+
 /**
  * Redis lost the stream or the group: NOGROUP, or (Redis 7) a blocked XREADGROUP woken with
  * "UNBLOCKED the stream key no longer exists" because the key was deleted under it.
@@ -64,8 +76,6 @@ export class RedisCommandBus implements CommandBus {
   private readonly claimIdleMs: number;
   private readonly consumerIdleMs: number;
   private claimCursor = '0-0';
-  /** The text each delivered envelope was read from, for dead-lettering it as it was on the bus. */
-  private readonly rawOf = new WeakMap<BusEnvelope, string>();
   private lastClaimAt = 0;
 
   /**
@@ -93,13 +103,14 @@ export class RedisCommandBus implements CommandBus {
   async read(consumer: string, options: ReadOptions = {}): Promise<Delivery[]> {
     const count = options.count ?? 100;
     try {
-      const claimed = await this.claimIdle(consumer, count);
+      // The claim is only due every quarter idle time: most reads skip its round trip (and its await).
+      const claimed = this.claimDue() ? await this.claimIdle(consumer, count) : [];
       const fresh = await this.readNew(
         consumer,
         count - claimed.length,
         claimed.length > 0 ? 0 : (options.blockMs ?? 2_000),
       );
-      return [...claimed, ...fresh];
+      return claimed.length === 0 ? fresh : [...claimed, ...fresh];
     } catch (error) {
       if (!isNoGroup(error)) throw error;
       // Redis lost the stream or the group (a restart without persistence): recreate and read again.
@@ -143,11 +154,14 @@ export class RedisCommandBus implements CommandBus {
       .exec();
   }
 
+  /**
+   * The entry's text is read back from the stream (it stays there while pending) rather than kept for every
+   * delivery: a command that fails its full parse is rare, a delivery is not.
+   */
   async deadLetterInvalid(delivery: Delivery): Promise<void> {
-    await this.deadLetterRaw(
-      delivery.id,
-      this.rawOf.get(delivery.envelope) ?? JSON.stringify(delivery.envelope),
-    );
+    const [entry] = (await this.redis.xrange(this.stream, delivery.id, delivery.id)) as StreamEntry[];
+    const raw = entry ? field(entry[1], 'envelope') : undefined;
+    await this.deadLetterRaw(delivery.id, raw ?? JSON.stringify(delivery.envelope));
   }
 
   /** An entry that is not a command at all: kept as it came, with why. */
@@ -275,10 +289,14 @@ export class RedisCommandBus implements CommandBus {
   }
 
   /** XAUTOCLAIM walks the pending list a page at a time; we take a step at most every quarter idle time. */
-  private async claimIdle(consumer: string, count: number): Promise<Delivery[]> {
+  private claimDue(): boolean {
     const now = Date.now();
-    if (now - this.lastClaimAt < Math.max(this.claimIdleMs / 4, 50)) return [];
+    if (now - this.lastClaimAt < Math.max(this.claimIdleMs / 4, 50)) return false;
     this.lastClaimAt = now;
+    return true;
+  }
+
+  private async claimIdle(consumer: string, count: number): Promise<Delivery[]> {
     const [cursor, entries, deleted] = (await this.redis.xautoclaim(
       this.stream,
       GROUP,
@@ -309,22 +327,26 @@ export class RedisCommandBus implements CommandBus {
     return counts;
   }
 
-  /** Checks each entry's shape; one that is not an envelope at all goes straight to the dead letters. */
-  private async toDeliveries(entries: StreamEntry[], countOf: (id: string) => number): Promise<Delivery[]> {
+  /**
+   * Checks each entry's shape; one that is not an envelope at all goes straight to the dead letters. Runs
+   * for every entry read, so it allocates nothing but the delivery and awaits only for a malformed entry.
+   */
+  private toDeliveries(
+    entries: StreamEntry[],
+    countOf: (id: string) => number,
+  ): Promise<Delivery[]> | Delivery[] {
     const deliveries: Delivery[] = [];
-    for (const [id, fields] of entries) {
-      const raw = field(fields, 'envelope') ?? '';
-      let envelope: BusEnvelope | undefined;
-      try {
-        envelope = checkEnvelopeShape(JSON.parse(raw));
-      } catch {
-        envelope = undefined;
-      }
-      if (envelope) {
-        this.rawOf.set(envelope, raw);
-        deliveries.push({ id, envelope, deliveryCount: countOf(id) });
-      } else await this.deadLetterRaw(id, raw);
+    let malformed: StreamEntry[] | undefined;
+    for (const entry of entries) {
+      const [id, fields] = entry;
+      const envelope = envelopeOf(fields);
+      if (envelope) deliveries.push({ id, envelope, deliveryCount: countOf(id) });
+      else (malformed ??= []).push(entry);
     }
-    return deliveries;
+    return malformed ? this.deadLetterMalformed(malformed).then(() => deliveries) : deliveries;
+  }
+
+  private async deadLetterMalformed(entries: StreamEntry[]): Promise<void> {
+    for (const [id, fields] of entries) await this.deadLetterRaw(id, field(fields, 'envelope') ?? '');
   }
 }

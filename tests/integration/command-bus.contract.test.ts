@@ -613,6 +613,27 @@ if (testRedisUrl) {
       expect(await bus.read('w2', { blockMs: BLOCK_MS })).toEqual([]);
     });
 
+    it('dead-letters a command that failed the full parse with its text exactly as it was on the stream', async () => {
+      const harness = open();
+      const bus = await harness.connect();
+      const stream = `${harness.prefix}commands`;
+      const shapeOnly = {
+        ...makeEnvelope(),
+        command: { type: 'DeleteCompetitor', payload: { competitorId: 'not-a-uuid' } },
+      };
+      // Spacing and an unknown key: the shape check strips the key, so re-serializing the delivered
+      // envelope would not give this text back.
+      const text = JSON.stringify({ extra: 1, ...shapeOnly }, null, 1);
+      const id = await adminClient().xadd(stream, '*', 'envelope', text);
+      const [delivery] = await bus.read('w1', { blockMs: BLOCK_MS });
+      expect(delivery?.id).toBe(id);
+      await bus.deadLetterInvalid(delivery!);
+      expect(await bus.pendingCount()).toBe(0);
+      expect(await bus.deadLetters()).toEqual([
+        { id, envelope: null, raw: text, error: 'not a valid command envelope', deliveryCount: 1 },
+      ]);
+    });
+
     it('trims acknowledged entries below the oldest pending one', async () => {
       const harness = open();
       const bus = await harness.connect();
