@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { checkEnvelopeShape, type BusEnvelope } from '../command-shape.ts';
+import type { BusEnvelope } from '../command-shape.ts';
 import {
   NotRetryableError,
   type BusOptions,
@@ -8,6 +8,7 @@ import {
   type Delivery,
   type ReadOptions,
 } from './command-bus.ts';
+import { entryId, envelopeText, parseEnvelope, type BufferEntry } from './redis-command-entries.ts';
 
 type StreamEntry = [id: string, fields: string[]];
 
@@ -16,18 +17,6 @@ const GROUP = 'workers';
 const field = (fields: string[], name: string): string | undefined => {
   const i = fields.indexOf(name);
   return i >= 0 && i % 2 === 0 ? fields[i + 1] : undefined;
-};
-
-/** The entry's envelope if it holds one of the right shape. */
-const envelopeOf = (fields: string[]): BusEnvelope | undefined => {
-  // An entry the bus wrote has the one field; anything else is looked up like any field.
-  const raw = fields[0] === 'envelope' ? fields[1] : field(fields, 'envelope');
-  if (raw === undefined) return undefined;
-  try {
-    return checkEnvelopeShape(JSON.parse(raw));
-  } catch {
-    return undefined;
-  }
 };
 
 /**
@@ -283,7 +272,7 @@ export class RedisCommandBus implements CommandBus {
     const args: (string | number)[] = ['GROUP', GROUP, consumer, 'COUNT', count];
     if (blockMs > 0) args.push('BLOCK', blockMs);
     args.push('STREAMS', this.stream, '>');
-    const reply = (await this.blocking.call('XREADGROUP', ...args)) as [string, StreamEntry[]][] | null;
+    const reply = (await this.blocking.callBuffer('XREADGROUP', ...args)) as [Buffer, BufferEntry[]][] | null;
     const entries = reply?.[0]?.[1] ?? [];
     return this.toDeliveries(entries, () => 1);
   }
@@ -297,7 +286,8 @@ export class RedisCommandBus implements CommandBus {
   }
 
   private async claimIdle(consumer: string, count: number): Promise<Delivery[]> {
-    const [cursor, entries, deleted] = (await this.redis.xautoclaim(
+    const [cursor, entries, deleted] = (await this.redis.callBuffer(
+      'XAUTOCLAIM',
       this.stream,
       GROUP,
       consumer,
@@ -305,13 +295,13 @@ export class RedisCommandBus implements CommandBus {
       this.claimCursor,
       'COUNT',
       count,
-    )) as [string, (StreamEntry | null)[], string[]?];
-    this.claimCursor = cursor;
+    )) as [Buffer, (BufferEntry | null)[], Buffer[]?];
+    this.claimCursor = entryId(cursor);
     // Entries trimmed while pending come back as deleted ids: nothing left to deliver, acknowledge them.
-    if (deleted && deleted.length > 0) await this.ack(deleted);
-    const live = entries.filter((e): e is StreamEntry => e !== null);
+    if (deleted && deleted.length > 0) await this.ack(deleted.map(entryId));
+    const live = entries.filter((e): e is BufferEntry => e !== null);
     if (live.length === 0) return [];
-    const counts = await this.deliveryCounts(live.map(([id]) => id));
+    const counts = await this.deliveryCounts(live.map(([id]) => entryId(id)));
     return this.toDeliveries(live, (id) => counts.get(id) ?? 2);
   }
 
@@ -329,24 +319,25 @@ export class RedisCommandBus implements CommandBus {
 
   /**
    * Checks each entry's shape; one that is not an envelope at all goes straight to the dead letters. Runs
-   * for every entry read, so it allocates nothing but the delivery and awaits only for a malformed entry.
+   * for every entry read, so it allocates little beyond the delivery and awaits only for a malformed entry.
    */
   private toDeliveries(
-    entries: StreamEntry[],
+    entries: readonly BufferEntry[],
     countOf: (id: string) => number,
   ): Promise<Delivery[]> | Delivery[] {
     const deliveries: Delivery[] = [];
-    let malformed: StreamEntry[] | undefined;
-    for (const entry of entries) {
-      const [id, fields] = entry;
-      const envelope = envelopeOf(fields);
+    let malformed: [id: string, raw: string][] | undefined;
+    for (const [rawId, fields] of entries) {
+      const id = entryId(rawId);
+      const text = envelopeText(fields);
+      const envelope = parseEnvelope(text);
       if (envelope) deliveries.push({ id, envelope, deliveryCount: countOf(id) });
-      else (malformed ??= []).push(entry);
+      else (malformed ??= []).push([id, text ?? '']);
     }
     return malformed ? this.deadLetterMalformed(malformed).then(() => deliveries) : deliveries;
   }
 
-  private async deadLetterMalformed(entries: StreamEntry[]): Promise<void> {
-    for (const [id, fields] of entries) await this.deadLetterRaw(id, field(fields, 'envelope') ?? '');
+  private async deadLetterMalformed(entries: [id: string, raw: string][]): Promise<void> {
+    for (const [id, raw] of entries) await this.deadLetterRaw(id, raw);
   }
 }

@@ -634,6 +634,23 @@ if (testRedisUrl) {
       ]);
     });
 
+    it('claims the live entries a crashed consumer left, not the ones deleted while pending', async () => {
+      const harness = open();
+      const crashed = await harness.connect();
+      const survivor = await harness.connect();
+      const stream = `${harness.prefix}commands`;
+      const sent = envelopes(3);
+      const ids = await sendAll(crashed, sent);
+      expect(await crashed.read('crashed', { blockMs: BLOCK_MS })).toHaveLength(3);
+      await adminClient().xdel(stream, ids[1]!);
+      await sleep(PAST_CLAIM_IDLE_MS);
+      expect(await survivor.read('survivor', { blockMs: BLOCK_MS })).toEqual([
+        { id: ids[0], envelope: sent[0], deliveryCount: 2 },
+        { id: ids[2], envelope: sent[2], deliveryCount: 2 },
+      ]);
+      expect(await survivor.pendingCount()).toBe(2);
+    });
+
     it('trims acknowledged entries below the oldest pending one', async () => {
       const harness = open();
       const bus = await harness.connect();
