@@ -24,8 +24,12 @@ type CommandOf<T extends CommandType> = CommandByType[T];
 
 /** Where one command type goes: the stream it is decided on, and how it is decided and stored. */
 interface Route<T extends CommandType> {
-  /** The command's lane: commands on the same stream run one after another in a worker. */
   stream(command: CommandOf<T>): string;
+  /**
+   * The command's lane in a worker: commands on the same stream must get the same lane, and run one after
+   * another. Different streams may share a lane (that only serializes them). Usually the stream's name.
+   */
+  lane(command: CommandOf<T>): string;
   run(w: WriteModel, command: CommandOf<T>, metadata: EventMetadata): Promise<Outcome>;
 }
 
@@ -33,16 +37,25 @@ interface Route<T extends CommandType> {
 const onStream = <T extends CommandType, E extends NewEvent, S>(
   stream: (command: CommandOf<T>) => string,
   decider: Decider<CommandOf<T>, E, S>,
+  lane: (command: CommandOf<T>) => string = stream,
 ): Route<T> => ({
   stream,
+  lane,
   run: (w, command, metadata) => decideAndAppend(w, stream(command), decider, command, metadata),
 });
 
-const ofCompetitor = (command: { payload: { competitorId: string } }) =>
-  competitorStream(command.payload.competitorId);
+type OnCompetitor = { payload: { competitorId: string } };
+const ofCompetitor = (command: OnCompetitor) => competitorStream(command.payload.competitorId);
+/**
+ * A competitor's commands share the lane of its id: the stream is named after it, and the id as read
+ * hashes cheaper than the built name (the worker looks a lane up for every command it reads).
+ */
+const competitorLane = (command: OnCompetitor) => command.payload.competitorId;
+const onCompetitor = { stream: ofCompetitor, lane: competitorLane };
 
 const reorder: Route<'ReorderRanking' | 'ReorganizeSegments'> = {
   stream: orderingStream,
+  lane: orderingStream,
   run: (w, command, metadata) => decideAndAppendReorder(w.store, command, metadata),
 };
 
@@ -51,10 +64,10 @@ const reorder: Route<'ReorderRanking' | 'ReorganizeSegments'> = {
  * lanes (`commandKey`) read it, so a command's stream is named in one place.
  */
 const commandTable: { [T in CommandType]: Route<T> } = {
-  AddCompetitor: { stream: ofCompetitor, run: addCompetitor },
-  UpdateCompetitor: { stream: ofCompetitor, run: updateCompetitor },
-  DeleteCompetitor: { stream: ofCompetitor, run: deleteCompetitor },
-  UpdateCompetitorNote: onStream(ofCompetitor, competitorDecider),
+  AddCompetitor: { ...onCompetitor, run: addCompetitor },
+  UpdateCompetitor: { ...onCompetitor, run: updateCompetitor },
+  DeleteCompetitor: { ...onCompetitor, run: deleteCompetitor },
+  UpdateCompetitorNote: onStream(ofCompetitor, competitorDecider, competitorLane),
   AddSegment: onStream(segmentsStream, segmentsDecider),
   AddUser: onStream(usersStream, usersDecider),
   ChangeUserRole: onStream(usersStream, usersDecider),
@@ -88,10 +101,10 @@ export function createCommandRouter(store: EventStore, options: { cache?: StateC
 
 /**
  * Commands with the same key run one after another in a worker; different keys run side by side. Read
- * from the command before its full parse (its type is checked; the stream functions only build a name
- * from the payload), so a malformed id only puts the command in a lane of its own.
+ * from the command before its full parse (its type is checked; the lane functions only read the payload),
+ * so a malformed id only puts the command in a lane of its own (or shares one: that only serializes).
  */
 export const commandKey = ({ command }: BusEnvelope): string => {
   const typed = command as Command;
-  return routeOf(typed).stream(typed);
+  return String(routeOf(typed).lane(typed));
 };

@@ -61,73 +61,92 @@ export function startCommandWorker(options: WorkerOptions): Worker {
   let replies: Promise<void>[] = [];
 
   /**
-   * Routes one command; while the database is unreachable it waits and tries again rather than count
-   * the outage against the command (which would send good commands to the dead letters).
+   * Routes one command again after its first attempt threw. While the database is unreachable it waits and
+   * tries again rather than count the outage against the command (which would send good commands to the
+   * dead letters); any other error is thrown.
    */
-  async function routeThroughOutages(delivery: Delivery): Promise<Outcome> {
+  async function routeThroughOutages(delivery: Delivery, firstError: unknown): Promise<Outcome> {
     let waitMs = 200;
+    let error = firstError;
     for (;;) {
+      if (!running || !isConnectionError(error)) throw error;
+      options.onDatabase?.(false, error);
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      waitMs = Math.min(waitMs * 2, 2_000);
       try {
-        const outcome = await route(delivery.envelope);
-        options.onDatabase?.(true);
-        return outcome;
-      } catch (error) {
-        if (!running || !isConnectionError(error)) throw error;
-        options.onDatabase?.(false, error);
-        await new Promise((resolve) => setTimeout(resolve, waitMs));
-        waitMs = Math.min(waitMs * 2, 2_000);
+        return await route(delivery.envelope);
+      } catch (next) {
+        error = next;
       }
     }
   }
 
-  async function processDelivery(delivery: Delivery): Promise<string | undefined> {
+  /** A command was decided (events appended or a rejection stored): recorded for the batch and answered. */
+  function settle(delivery: Delivery, outcome: Outcome): void {
     const { envelope } = delivery;
-    try {
-      const outcome = await routeThroughOutages(delivery);
-      if (outcome.status === 'accepted' && outcome.positions.length > 0) appended = true;
-      settled.push(envelope.commandId);
-      options.onOutcome?.(delivery, outcome);
-      if (envelope.replyTo) {
-        replies.push(
-          results.publish(envelope.replyTo, envelope.commandId, outcome).catch((error: unknown) => {
-            log.warn({ err: error, commandId: envelope.commandId }, 'could not publish a command outcome');
-          }),
-        );
-      }
-      return delivery.id;
-    } catch (error) {
-      if (error instanceof InvalidCommandError) {
-        // Passed the bus's shape check but not the full parse: dead-lettered as the bus does a malformed
-        // entry (never retried, nobody answered: the gateway only sends commands that parse).
-        await bus.deadLetterInvalid(delivery);
-        return undefined;
-      }
-      const message = error instanceof Error ? error.message : String(error);
-      log.error(
-        {
-          err: error,
-          commandId: envelope.commandId,
-          type: envelope.command.type,
-          delivery: delivery.deliveryCount,
-        },
-        'command failed',
+    options.onDatabase?.(true);
+    if (outcome.status === 'accepted' && outcome.positions.length > 0) appended = true;
+    settled.push(envelope.commandId);
+    options.onOutcome?.(delivery, outcome);
+    if (envelope.replyTo) {
+      replies.push(
+        results.publish(envelope.replyTo, envelope.commandId, outcome).catch((error: unknown) => {
+          log.warn({ err: error, commandId: envelope.commandId }, 'could not publish a command outcome');
+        }),
       );
-      if (delivery.deliveryCount >= maxDeliveries) {
-        await bus.deadLetter(delivery, message);
-        // Given up on: settled in the inbox (an operator's retry from the dead letters sends it again).
-        settled.push(envelope.commandId);
-        const outcome: Outcome = {
-          status: 'rejected',
-          code: 'failed',
-          message: 'This change could not be saved because of a server problem. Please try again later.',
-        };
-        if (envelope.replyTo)
-          await results.publish(envelope.replyTo, envelope.commandId, outcome).catch(() => {});
-      }
-      return undefined;
     }
   }
 
+  /**
+   * The slow path of a command whose route (or settling) threw: the outage wait and its outcome, or the
+   * failure dealt with (dead-lettered, or left unacknowledged to come back). True when it was settled.
+   */
+  async function recover(delivery: Delivery, error: unknown): Promise<boolean> {
+    try {
+      settle(delivery, await routeThroughOutages(delivery, error));
+      return true;
+    } catch (failure) {
+      await fail(delivery, failure);
+      return false;
+    }
+  }
+
+  async function fail(delivery: Delivery, error: unknown): Promise<void> {
+    const { envelope } = delivery;
+    if (error instanceof InvalidCommandError) {
+      // Passed the bus's shape check but not the full parse: dead-lettered as the bus does a malformed
+      // entry (never retried, nobody answered: the gateway only sends commands that parse).
+      await bus.deadLetterInvalid(delivery);
+      return;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    log.error(
+      {
+        err: error,
+        commandId: envelope.commandId,
+        type: envelope.command.type,
+        delivery: delivery.deliveryCount,
+      },
+      'command failed',
+    );
+    if (delivery.deliveryCount >= maxDeliveries) {
+      await bus.deadLetter(delivery, message);
+      // Given up on: settled in the inbox (an operator's retry from the dead letters sends it again).
+      settled.push(envelope.commandId);
+      const outcome: Outcome = {
+        status: 'rejected',
+        code: 'failed',
+        message: 'This change could not be saved because of a server problem. Please try again later.',
+      };
+      if (envelope.replyTo)
+        await results.publish(envelope.replyTo, envelope.commandId, outcome).catch(() => {});
+    }
+  }
+
+  /**
+   * Runs the batch's lanes, at most `concurrency` at a time; returns the ids to acknowledge. Each command
+   * costs one await on its route (the hot path; failures take `recover`), as this runs for every command.
+   */
   async function runLanes(deliveries: Delivery[]): Promise<string[]> {
     const lanes = new Map<string, Delivery[]>();
     for (const delivery of deliveries) {
@@ -137,12 +156,17 @@ export function startCommandWorker(options: WorkerOptions): Worker {
       else lanes.set(key, [delivery]);
     }
     const queue = [...lanes.values()];
+    let next = 0;
     const acked: string[] = [];
     const runLane = async () => {
-      for (let lane = queue.shift(); lane; lane = queue.shift()) {
+      for (let lane = queue[next++]; lane; lane = queue[next++]) {
         for (const delivery of lane) {
-          const id = await processDelivery(delivery);
-          if (id) acked.push(id);
+          try {
+            settle(delivery, await route(delivery.envelope));
+            acked.push(delivery.id);
+          } catch (error) {
+            if (await recover(delivery, error)) acked.push(delivery.id);
+          }
         }
       }
     };

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { checkEnvelopeShape, type BusEnvelope } from '../command-shape.ts';
+import type { BusEnvelope } from '../command-shape.ts';
 import {
   NotRetryableError,
   type BusOptions,
@@ -8,6 +8,7 @@ import {
   type Delivery,
   type ReadOptions,
 } from './command-bus.ts';
+import { entryId, envelopeText, parseEnvelope, type BufferEntry } from './redis-command-entries.ts';
 
 type StreamEntry = [id: string, fields: string[]];
 
@@ -64,8 +65,6 @@ export class RedisCommandBus implements CommandBus {
   private readonly claimIdleMs: number;
   private readonly consumerIdleMs: number;
   private claimCursor = '0-0';
-  /** The text each delivered envelope was read from, for dead-lettering it as it was on the bus. */
-  private readonly rawOf = new WeakMap<BusEnvelope, string>();
   private lastClaimAt = 0;
 
   /**
@@ -93,13 +92,14 @@ export class RedisCommandBus implements CommandBus {
   async read(consumer: string, options: ReadOptions = {}): Promise<Delivery[]> {
     const count = options.count ?? 100;
     try {
-      const claimed = await this.claimIdle(consumer, count);
+      // The claim is only due every quarter idle time: most reads skip its round trip (and its await).
+      const claimed = this.claimDue() ? await this.claimIdle(consumer, count) : [];
       const fresh = await this.readNew(
         consumer,
         count - claimed.length,
         claimed.length > 0 ? 0 : (options.blockMs ?? 2_000),
       );
-      return [...claimed, ...fresh];
+      return claimed.length === 0 ? fresh : [...claimed, ...fresh];
     } catch (error) {
       if (!isNoGroup(error)) throw error;
       // Redis lost the stream or the group (a restart without persistence): recreate and read again.
@@ -143,11 +143,14 @@ export class RedisCommandBus implements CommandBus {
       .exec();
   }
 
+  /**
+   * The entry's text is read back from the stream (it stays there while pending) rather than kept for every
+   * delivery: a command that fails its full parse is rare, a delivery is not.
+   */
   async deadLetterInvalid(delivery: Delivery): Promise<void> {
-    await this.deadLetterRaw(
-      delivery.id,
-      this.rawOf.get(delivery.envelope) ?? JSON.stringify(delivery.envelope),
-    );
+    const [entry] = (await this.redis.xrange(this.stream, delivery.id, delivery.id)) as StreamEntry[];
+    const raw = entry ? field(entry[1], 'envelope') : undefined;
+    await this.deadLetterRaw(delivery.id, raw ?? JSON.stringify(delivery.envelope));
   }
 
   /** An entry that is not a command at all: kept as it came, with why. */
@@ -269,17 +272,22 @@ export class RedisCommandBus implements CommandBus {
     const args: (string | number)[] = ['GROUP', GROUP, consumer, 'COUNT', count];
     if (blockMs > 0) args.push('BLOCK', blockMs);
     args.push('STREAMS', this.stream, '>');
-    const reply = (await this.blocking.call('XREADGROUP', ...args)) as [string, StreamEntry[]][] | null;
+    const reply = (await this.blocking.callBuffer('XREADGROUP', ...args)) as [Buffer, BufferEntry[]][] | null;
     const entries = reply?.[0]?.[1] ?? [];
     return this.toDeliveries(entries, () => 1);
   }
 
   /** XAUTOCLAIM walks the pending list a page at a time; we take a step at most every quarter idle time. */
-  private async claimIdle(consumer: string, count: number): Promise<Delivery[]> {
+  private claimDue(): boolean {
     const now = Date.now();
-    if (now - this.lastClaimAt < Math.max(this.claimIdleMs / 4, 50)) return [];
+    if (now - this.lastClaimAt < Math.max(this.claimIdleMs / 4, 50)) return false;
     this.lastClaimAt = now;
-    const [cursor, entries, deleted] = (await this.redis.xautoclaim(
+    return true;
+  }
+
+  private async claimIdle(consumer: string, count: number): Promise<Delivery[]> {
+    const [cursor, entries, deleted] = (await this.redis.callBuffer(
+      'XAUTOCLAIM',
       this.stream,
       GROUP,
       consumer,
@@ -287,13 +295,13 @@ export class RedisCommandBus implements CommandBus {
       this.claimCursor,
       'COUNT',
       count,
-    )) as [string, (StreamEntry | null)[], string[]?];
-    this.claimCursor = cursor;
+    )) as [Buffer, (BufferEntry | null)[], Buffer[]?];
+    this.claimCursor = entryId(cursor);
     // Entries trimmed while pending come back as deleted ids: nothing left to deliver, acknowledge them.
-    if (deleted && deleted.length > 0) await this.ack(deleted);
-    const live = entries.filter((e): e is StreamEntry => e !== null);
+    if (deleted && deleted.length > 0) await this.ack(deleted.map(entryId));
+    const live = entries.filter((e): e is BufferEntry => e !== null);
     if (live.length === 0) return [];
-    const counts = await this.deliveryCounts(live.map(([id]) => id));
+    const counts = await this.deliveryCounts(live.map(([id]) => entryId(id)));
     return this.toDeliveries(live, (id) => counts.get(id) ?? 2);
   }
 
@@ -309,22 +317,27 @@ export class RedisCommandBus implements CommandBus {
     return counts;
   }
 
-  /** Checks each entry's shape; one that is not an envelope at all goes straight to the dead letters. */
-  private async toDeliveries(entries: StreamEntry[], countOf: (id: string) => number): Promise<Delivery[]> {
+  /**
+   * Checks each entry's shape; one that is not an envelope at all goes straight to the dead letters. Runs
+   * for every entry read, so it allocates little beyond the delivery and awaits only for a malformed entry.
+   */
+  private toDeliveries(
+    entries: readonly BufferEntry[],
+    countOf: (id: string) => number,
+  ): Promise<Delivery[]> | Delivery[] {
     const deliveries: Delivery[] = [];
-    for (const [id, fields] of entries) {
-      const raw = field(fields, 'envelope') ?? '';
-      let envelope: BusEnvelope | undefined;
-      try {
-        envelope = checkEnvelopeShape(JSON.parse(raw));
-      } catch {
-        envelope = undefined;
-      }
-      if (envelope) {
-        this.rawOf.set(envelope, raw);
-        deliveries.push({ id, envelope, deliveryCount: countOf(id) });
-      } else await this.deadLetterRaw(id, raw);
+    let malformed: [id: string, raw: string][] | undefined;
+    for (const [rawId, fields] of entries) {
+      const id = entryId(rawId);
+      const text = envelopeText(fields);
+      const envelope = parseEnvelope(text);
+      if (envelope) deliveries.push({ id, envelope, deliveryCount: countOf(id) });
+      else (malformed ??= []).push([id, text ?? '']);
     }
-    return deliveries;
+    return malformed ? this.deadLetterMalformed(malformed).then(() => deliveries) : deliveries;
+  }
+
+  private async deadLetterMalformed(entries: [id: string, raw: string][]): Promise<void> {
+    for (const [id, raw] of entries) await this.deadLetterRaw(id, raw);
   }
 }

@@ -613,6 +613,44 @@ if (testRedisUrl) {
       expect(await bus.read('w2', { blockMs: BLOCK_MS })).toEqual([]);
     });
 
+    it('dead-letters a command that failed the full parse with its text exactly as it was on the stream', async () => {
+      const harness = open();
+      const bus = await harness.connect();
+      const stream = `${harness.prefix}commands`;
+      const shapeOnly = {
+        ...makeEnvelope(),
+        command: { type: 'DeleteCompetitor', payload: { competitorId: 'not-a-uuid' } },
+      };
+      // Spacing and an unknown key: the shape check strips the key, so re-serializing the delivered
+      // envelope would not give this text back.
+      const text = JSON.stringify({ extra: 1, ...shapeOnly }, null, 1);
+      const id = await adminClient().xadd(stream, '*', 'envelope', text);
+      const [delivery] = await bus.read('w1', { blockMs: BLOCK_MS });
+      expect(delivery?.id).toBe(id);
+      await bus.deadLetterInvalid(delivery!);
+      expect(await bus.pendingCount()).toBe(0);
+      expect(await bus.deadLetters()).toEqual([
+        { id, envelope: null, raw: text, error: 'not a valid command envelope', deliveryCount: 1 },
+      ]);
+    });
+
+    it('claims the live entries a crashed consumer left, not the ones deleted while pending', async () => {
+      const harness = open();
+      const crashed = await harness.connect();
+      const survivor = await harness.connect();
+      const stream = `${harness.prefix}commands`;
+      const sent = envelopes(3);
+      const ids = await sendAll(crashed, sent);
+      expect(await crashed.read('crashed', { blockMs: BLOCK_MS })).toHaveLength(3);
+      await adminClient().xdel(stream, ids[1]!);
+      await sleep(PAST_CLAIM_IDLE_MS);
+      expect(await survivor.read('survivor', { blockMs: BLOCK_MS })).toEqual([
+        { id: ids[0], envelope: sent[0], deliveryCount: 2 },
+        { id: ids[2], envelope: sent[2], deliveryCount: 2 },
+      ]);
+      expect(await survivor.pendingCount()).toBe(2);
+    });
+
     it('trims acknowledged entries below the oldest pending one', async () => {
       const harness = open();
       const bus = await harness.connect();

@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { MemoryCommandBus } from '#events/bus/memory-command-bus.ts';
+import { MemoryResultChannel } from '#events/bus/result-channel.ts';
+import type { BusEnvelope } from '#events/command-shape.ts';
+import type { Outcome } from '#events/command.ts';
+import type { CommandInbox } from '#events/store/command-inbox.ts';
+import { createLogger } from '#infra/logger.ts';
+import { startCommandWorker, type WorkerOptions } from '#services/command-worker.ts';
+
+const silent = createLogger('silent');
+const accepted: Outcome = { status: 'accepted', positions: [], transactionId: '0', streamVersion: 0 };
+
+const note = (competitorId: string, value: string): BusEnvelope => {
+  const commandId = randomUUID();
+  return {
+    commandId,
+    correlationId: commandId,
+    actor: { id: 'u1', name: 'Test' },
+    at: new Date().toISOString(),
+    replyTo: 'local',
+    command: { type: 'UpdateCompetitorNote', payload: { competitorId, column: 'general', value } },
+  };
+};
+
+/** Resolves once `count` answers reached the requester; the answers by command id. */
+function answers(results: MemoryResultChannel, count: number): Promise<Map<string, Outcome>> {
+  const got = new Map<string, Outcome>();
+  return new Promise((resolve) => {
+    results.subscribe((commandId, outcome) => {
+      got.set(commandId, outcome);
+      if (got.size === count) resolve(got);
+    });
+  });
+}
+
+function worker(options: Partial<WorkerOptions> & Pick<WorkerOptions, 'bus' | 'results' | 'route'>) {
+  return startCommandWorker({ log: silent, consumer: 'w1', blockMs: 20, ...options });
+}
+
+/** Steps of the event loop, so lanes interleave the way real (database) routes do. */
+const turns = (n: number) =>
+  new Promise<void>((resolve) => setImmediate(() => (n > 0 ? resolve(turns(n - 1)) : resolve())));
+
+describe('command worker', () => {
+  it('keeps each aggregate in send order, answers every command, settles the batch before acknowledging it', async () => {
+    const bus = new MemoryCommandBus();
+    const results = new MemoryResultChannel();
+    const competitors = [randomUUID(), randomUUID(), randomUUID()];
+    const sent = Array.from({ length: 30 }, (_, i) => note(competitors[i % 3]!, `v${i}`));
+    for (const envelope of sent) await bus.send(envelope);
+    const log: string[] = [];
+    const ack = bus.ack.bind(bus);
+    bus.ack = async (ids) => {
+      log.push(`ack ${ids.length}`);
+      await ack(ids);
+    };
+    const inbox = {
+      settle: async (ids: readonly string[]) => void log.push(`settle ${ids.length}`),
+    } as unknown as CommandInbox;
+    const routed: BusEnvelope[] = [];
+    const done = answers(results, sent.length);
+    const w = worker({
+      bus,
+      results,
+      inbox,
+      // Later commands finish sooner: without lanes, one aggregate's commands would finish out of order.
+      route: async (envelope) => {
+        await turns(30 - Number(String(envelope.command.payload.value).slice(1)));
+        routed.push(envelope);
+        return accepted;
+      },
+    });
+    const got = await done;
+    await w.stop();
+
+    expect([...got.keys()].sort()).toEqual(sent.map((e) => e.commandId).sort());
+    for (const competitorId of competitors) {
+      const of = (list: BusEnvelope[]) =>
+        list.filter((e) => e.command.payload.competitorId === competitorId).map((e) => e.commandId);
+      expect(of(routed)).toEqual(of(sent));
+    }
+    expect(await bus.pendingCount()).toBe(0);
+    expect(log).toEqual(['settle 30', 'ack 30']);
+  });
+
+  it('waits out a database outage instead of counting it against the command', async () => {
+    const bus = new MemoryCommandBus();
+    const results = new MemoryResultChannel();
+    const envelope = note(randomUUID(), 'v');
+    await bus.send(envelope);
+    let attempts = 0;
+    const database: boolean[] = [];
+    const done = answers(results, 1);
+    const w = worker({
+      bus,
+      results,
+      // One delivery only: had the outage counted as a failure, the command would be a dead letter.
+      maxDeliveries: 1,
+      onDatabase: (reachable) => database.push(reachable),
+      route: async () => {
+        attempts++;
+        if (attempts <= 2) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+        return accepted;
+      },
+    });
+    expect((await done).get(envelope.commandId)).toEqual(accepted);
+    await w.stop();
+    expect(attempts).toBe(3);
+    expect(database).toEqual([false, false, true]);
+    expect(await bus.deadLetters()).toEqual([]);
+    expect(await bus.pendingCount()).toBe(0);
+  });
+
+  it('leaves a failing command for redelivery, then dead-letters it after maxDeliveries and tells its requester', async () => {
+    const bus = new MemoryCommandBus({ claimIdleMs: 30 });
+    const results = new MemoryResultChannel();
+    const failing = note(randomUUID(), 'bad');
+    const fine = note(randomUUID(), 'good');
+    const failingId = await bus.send(failing);
+    await bus.send(fine);
+    const settled: string[] = [];
+    const inbox = {
+      settle: async (ids: readonly string[]) => void settled.push(...ids),
+    } as unknown as CommandInbox;
+    let failures = 0;
+    const done = answers(results, 2);
+    const w = worker({
+      bus,
+      results,
+      inbox,
+      maxDeliveries: 2,
+      route: async (envelope) => {
+        if (envelope.commandId !== failing.commandId) return accepted;
+        failures++;
+        throw new Error('boom');
+      },
+    });
+    const got = await done;
+    await w.stop();
+    expect(got.get(fine.commandId)).toEqual(accepted);
+    expect(got.get(failing.commandId)).toMatchObject({ status: 'rejected', code: 'failed' });
+    expect(failures).toBe(2);
+    expect(await bus.deadLetters()).toEqual([
+      { id: failingId, envelope: failing, error: 'boom', deliveryCount: 2 },
+    ]);
+    expect(settled.sort()).toEqual([failing.commandId, fine.commandId].sort());
+    expect(await bus.pendingCount()).toBe(0);
+  });
+});
