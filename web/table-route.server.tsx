@@ -14,6 +14,8 @@ export interface TableQuery<S extends string> {
   perPage: number;
 }
 
+const searchSchema = text('Search');
+
 /** The XHR answer (docs/behaviour.md §2): still an HTML page containing the table region, without the page chrome. */
 export function TableFragment({ children }: { children: ReactNode }) {
   return (
@@ -38,7 +40,7 @@ export async function renderTableRoute<S extends string, R extends { page: numbe
 ): Promise<void> {
   const parsed = parseTableState(ctx.query, options.sortColumns);
   // Lenient about everything else, but a search Postgres cannot run (NUL) is the user's to fix.
-  parseInput(text('Search'), parsed.search);
+  parseInput(searchSchema, parsed.search);
   const sort = sortOf(parsed);
   const result = await options.query({
     search: parsed.search,

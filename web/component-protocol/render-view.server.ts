@@ -84,5 +84,7 @@ export async function renderView(
     return undefined;
   }
   const html = captured.status === 200 && captured.type.startsWith('text/html') ? captured.body : undefined;
+  // renderHtml answers UTF-8 bytes (see render.server.tsx); a route may still set a string.
+  if (Buffer.isBuffer(html)) return html.toString('utf8');
   return typeof html === 'string' ? html : undefined;
 }

@@ -15,18 +15,18 @@ export function requestContextMiddleware(log: Logger): Middleware {
     // schema limits to 100 characters): it must never see one refused here.
     if (incoming && incoming !== reqId) delete ctx.request.headers['x-request-id'];
     const started = process.hrtime.bigint();
-    await requestContext.run({ reqId }, async () => {
-      try {
-        await next();
-      } finally {
-        const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        if (ctx.path !== '/healthz' && !ctx.path.startsWith('/assets/')) {
-          log.info(
-            { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 },
-            'request',
-          );
-        }
+    try {
+      // Only the call needs the context: everything it awaits inherits it.
+      await requestContext.run({ reqId }, next);
+    } finally {
+      // Out of the context here, so the id is named.
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      if (ctx.path !== '/healthz' && !ctx.path.startsWith('/assets/')) {
+        log.info(
+          { reqId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 },
+          'request',
+        );
       }
-    });
+    }
   };
 }

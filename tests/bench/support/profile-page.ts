@@ -10,6 +10,7 @@
  *
  *   npx tsx tests/bench/support/profile-page.ts [--duration=8] [--connections=10] [--mode=koa-memory] [--top=15]
  *     [--keep=dir] (copies the .cpuprofile there, to open in Chrome DevTools)
+ *     [--koa-without=errors,csrf] (koa-memory without those middleware, see page-server.tsx)
  */
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -66,7 +67,7 @@ try {
   await writeFile(dataFile, JSON.stringify({ result, recording: recorder.save() }));
   const profileDir = path.join(workDir, 'prof');
   const real = mode === 'koa-postgres';
-  const env = real
+  const env: Record<string, string> = real
     ? {
         LOG_LEVEL: 'info',
         ADMIN_EMAIL,
@@ -75,7 +76,12 @@ try {
         DATABASE_URL: postgres.url,
         SESSION_SECRET: 'b'.repeat(40),
       }
-    : { LOG_LEVEL: 'info', BENCH_PAGE_MODE: mode, BENCH_PAGE_DATA: dataFile };
+    : {
+        LOG_LEVEL: 'info',
+        BENCH_PAGE_MODE: mode,
+        BENCH_PAGE_DATA: dataFile,
+        BENCH_KOA_WITHOUT: textKnob('koa-without', ''),
+      };
   const entry = real ? 'web/main.server.ts' : 'tests/bench/support/page-server.tsx';
   server = spawnNode(
     { HOST: '127.0.0.1', PORT: String(await freePort()), ...env },
@@ -113,9 +119,7 @@ try {
 
 /** Sampled time not spent idle. */
 function busyUs(profile: Profile): number {
-  const idle = new Set(
-    profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id),
-  );
+  const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
   return profile.samples.reduce((sum, id, i) => sum + (idle.has(id) ? 0 : (profile.timeDeltas[i] ?? 0)), 0);
 }
 
