@@ -94,9 +94,11 @@ export async function listCompetitors(
       lastPage: indexed.lastPage,
     };
   }
-  const where = query.search ? 'WHERE search_text LIKE $1' : '';
-  const params: unknown[] = query.search ? [containsPattern(query.search)] : [];
-  if (query.search && query.page > 1) {
+  if (!query.search) return rankPage(db, query, sort.direction);
+  // From here on, a search.
+  const where = 'WHERE search_text LIKE $1';
+  const params: unknown[] = [containsPattern(query.search)];
+  if (query.page > 1) {
     const cached =
       pages &&
       (await cachedSearchPage<DbRow>(
@@ -146,6 +148,34 @@ export async function listCompetitors(
   return { rows, count, page, lastPage: shownLastPage };
 }
 
+/**
+ * The whole table in rank order (the default view): the count and the page in one statement. Ranks are
+ * dense (1..n) and unique, so the highest rank is the exact count, a page past the end becomes the last
+ * page, and any page is an index range seek, so page 10,000 costs what page 1 costs. One round trip
+ * instead of two: on Postgres that is one connection and one statement per page view, not two.
+ */
+async function rankPage(db: Queryable, query: ListQuery, direction: 'asc' | 'desc'): Promise<ListResult> {
+  const seek =
+    direction === 'asc'
+      ? 'WHERE rank > (p.page - 1) * $2::bigint ORDER BY rank ASC'
+      : 'WHERE rank <= p.n - (p.page - 1) * $2::bigint ORDER BY rank DESC';
+  const { rows } = await db.query<Partial<DbRow> & { m_total: number; m_page: number }>(
+    `WITH t AS (SELECT coalesce(max(rank), 0)::int AS n FROM competitor_list),
+       p AS (SELECT n, least($1::bigint, greatest(1, ceil(n / $2::numeric)))::int AS page FROM t)
+     SELECT p.n AS m_total, p.page AS m_page, c.*
+     FROM p LEFT JOIN LATERAL (SELECT ${selectColumns} FROM competitor_list ${seek} LIMIT ${query.perPage}) c ON true`,
+    [query.page, query.perPage],
+  );
+  const total = rows[0]?.m_total ?? 0;
+  return {
+    // An empty table still answers its one row of totals, with no competitor in it.
+    rows: rows.filter((r) => r.id != null).map((r) => fromDbRow(r as DbRow)),
+    count: { value: total, exact: true },
+    page: rows[0]?.m_page ?? 1,
+    lastPage: Math.max(1, Math.ceil(total / query.perPage)),
+  };
+}
+
 async function fetchPage(
   db: Queryable,
   query: ListQuery,
@@ -155,19 +185,6 @@ async function fetchPage(
 ): Promise<CompetitorRow[]> {
   const offset = (page - 1) * query.perPage;
   const sort = query.sort ?? { column: 'rank', direction: 'asc' };
-  // Ranks are dense (1..n) and unique: in rank order without a search, any page is an index range
-  // seek instead of an offset scan, so page 10,000 costs what page 1 costs.
-  if (!query.search && sort.column === 'rank') {
-    const seek =
-      sort.direction === 'asc'
-        ? 'WHERE rank > $1::bigint ORDER BY rank ASC'
-        : 'WHERE rank <= (SELECT coalesce(max(rank), 0) FROM competitor_list) - $1::bigint ORDER BY rank DESC';
-    const { rows } = await db.query(
-      `SELECT ${selectColumns} FROM competitor_list ${seek} LIMIT ${query.perPage}`,
-      [offset],
-    );
-    return rows.map((r) => fromDbRow(r as Parameters<typeof fromDbRow>[0]));
-  }
   // Searches sort only the matching keys and ids, then read the page's rows: a deep page of a large
   // match sorts narrow tuples instead of whole rows with their notes.
   const order = orderBy[sort.column][sort.direction];
@@ -224,13 +241,6 @@ async function countCompetitors(
   where: string,
   params: unknown[],
 ): Promise<{ value: number; exact: boolean }> {
-  if (!where) {
-    // Ranks are dense, so the highest rank is the exact count, read from the index.
-    const { rows } = await db.query<{ n: number }>(
-      'SELECT coalesce(max(rank), 0)::int AS n FROM competitor_list',
-    );
-    return { value: rows[0]?.n ?? 0, exact: true };
-  }
   // When the planner already expects far more matches than we would count, its estimate is the answer:
   // even a bounded count must build the whole index bitmap first (about 12 ms for 50,000 matches).
   const estimate = await estimateCount(db, where, params);

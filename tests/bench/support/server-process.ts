@@ -129,7 +129,8 @@ export async function signIn(baseUrl: string, email: string, password: string): 
         `sign-in as ${email} failed with ${response.status}: ${(await response.text()).slice(0, 300)}`,
       );
     }
-    await sleep(100 * attempt);
+    // Up to 3 s in all: on a busy machine the projection can take that long after start.
+    await sleep(500 * attempt);
   }
 }
 
