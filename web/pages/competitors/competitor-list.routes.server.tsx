@@ -1,7 +1,10 @@
 import {
   competitorSortColumns,
   listCompetitors,
+  type ListResult,
 } from '#projections/competitor-list/competitor-list.queries.ts';
+import type { TableState } from '../../components/data-table/table-state.ts';
+import type { PageContext } from '../page-context.ts';
 import { renderTableRoute } from '../../table-route.server.tsx';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
@@ -9,17 +12,24 @@ import { BattlecardPage } from './battlecard.page.tsx';
 import { loadCompetitor } from './competitor-form.routes.server.tsx';
 import { CompetitorListPage, CompetitorTable } from './competitor-list.page.tsx';
 
+type ListViewProps = { page: PageContext; state: TableState } & ListResult;
+
+/** The list's two renderings, made once (not per request). */
+const listViews = {
+  sortColumns: competitorSortColumns,
+  page: ({ page, state, ...result }: ListViewProps) => (
+    <CompetitorListPage page={page} state={state} result={{ ...result, page: state.page }} />
+  ),
+  table: ({ page, state, ...result }: ListViewProps) => (
+    <CompetitorTable page={page} state={state} result={{ ...result, page: state.page }} />
+  ),
+};
+
 export const competitorListRoutes: RouteDef[] = [
   route('GET', '/competitors', 'competitors.view', (ctx, deps) =>
     renderTableRoute(ctx, {
-      sortColumns: competitorSortColumns,
+      ...listViews,
       query: (query) => listCompetitors(deps.db.pool, query, deps.searchPages),
-      page: ({ page, state, ...result }) => (
-        <CompetitorListPage page={page} state={state} result={{ ...result, page: state.page }} />
-      ),
-      table: ({ page, state, ...result }) => (
-        <CompetitorTable page={page} state={state} result={{ ...result, page: state.page }} />
-      ),
     }),
   ),
 
