@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import koaHelmet from 'koa-helmet';
 import { afterAll, describe, expect, it } from 'vitest';
-import { securityHeaders } from '#web/middleware/security-headers.server.ts';
+import { nonceSource, securityHeaders } from '#web/middleware/security-headers.server.ts';
 
 /**
  * The security headers are helmet's, recorded once and replayed per request with a fresh nonce
@@ -97,5 +97,18 @@ describe.each([false, true])('security headers (https: %s)', (https) => {
       expect(withoutNonce(answer)).toEqual(withoutNonce(reference[0] as (typeof reference)[number]));
     }
     expect('strict-transport-security' in (first?.headers ?? {})).toBe(https);
+  });
+});
+
+describe('nonces', () => {
+  it('are 16 bytes each, and none repeats across several pool refills', () => {
+    const next = nonceSource();
+    const seen = new Set<string>();
+    for (let i = 0; i < 1_000; i++) {
+      const nonce = next();
+      expect(Buffer.from(nonce, 'base64')).toHaveLength(16);
+      seen.add(nonce);
+    }
+    expect(seen.size).toBe(1_000);
   });
 });
