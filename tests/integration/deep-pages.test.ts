@@ -301,6 +301,43 @@ describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (ba
     await db.pool.query(`UPDATE competitor_list SET strengths = '' WHERE strengths = 'a forge too'`);
   });
 
+  it('an audit search whose matches all lie past a long stretch of the sort finds its first page', async () => {
+    // 21,000 rows first in type order, none matching; then 1,100 matches (more than are counted exactly).
+    await db.pool.query(
+      `INSERT INTO audit_log (position, at, actor_id, actor_name, type, stream, competitor_id, competitor_name, summary)
+       SELECT 1000000 + i, now(), 'a', 'Ada', CASE WHEN i <= 21000 THEN 'AAA' ELSE 'ZZZ' END, 'bulk', NULL, NULL,
+              CASE WHEN i <= 21000 THEN 'nothing here' ELSE 'a needle ' || i END
+       FROM generate_series(1, 22100) AS i`,
+    );
+    try {
+      const pages = createSearchPageCache();
+      for (const direction of ['asc', 'desc'] as const) {
+        const expected = await expectedPage(
+          db.pool,
+          'audit_log',
+          'position',
+          auditOrder.type?.(direction === 'asc' ? 'ASC' : 'DESC') ?? '',
+          auditTable.searchWhere,
+          [containsPattern('needle')],
+          1,
+        );
+        expect(await auditTable.list(db.pool, 'needle', { column: 'type', direction }, 1)).toEqual(expected);
+        expect(await auditTable.list(db.pool, 'needle', { column: 'type', direction }, 1, pages)).toEqual(
+          expected,
+        );
+      }
+      // Past the walk, the matches were read and kept: the count is exact and page 2 is read by id.
+      const first = await listAudit(
+        db.pool,
+        { search: 'needle', sort: { column: 'type', direction: 'asc' }, page: 1, perPage: PER_PAGE },
+        pages,
+      );
+      expect(first.count).toEqual({ value: 1100, exact: true });
+    } finally {
+      await db.pool.query('DELETE FROM audit_log WHERE position > 1000000');
+    }
+  }, 120_000);
+
   it('after rows are added, deleted and re-keyed between requests, pages still equal the reference', async () => {
     await churn(db.pool);
     // The page indexes' counts still add up to the tables' rows.
