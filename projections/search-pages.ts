@@ -152,3 +152,24 @@ async function readPage<R>(
     lastPage,
   };
 }
+
+/** `cachedSearchPage` as a data table's page, its total an exact count; nothing without a cache. */
+export async function countedSearchPage<R>(
+  db: Queryable,
+  cache: SearchPageCache | undefined,
+  table: SearchTable,
+  order: string,
+  pattern: string,
+  page: number,
+  perPage: number,
+): Promise<{ rows: R[]; count: { value: number; exact: true }; page: number; lastPage: number } | undefined> {
+  if (!cache) return undefined;
+  const found = await cachedSearchPage<R>(db, cache, table, order, pattern, page, perPage);
+  if (!found) return undefined;
+  return {
+    rows: found.rows,
+    count: { value: found.total, exact: true },
+    page: found.page,
+    lastPage: found.lastPage,
+  };
+}

@@ -4,7 +4,7 @@ import {
   EXACT_COUNT_LIMIT as EXACT_LIMIT,
 } from '../competitor-list/competitor-list.queries.ts';
 import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
-import { cachedSearchPage, type SearchPageCache, type SearchTable } from '../search-pages.ts';
+import { countedSearchPage, type SearchPageCache, type SearchTable } from '../search-pages.ts';
 
 export const auditSortColumns = ['time', 'actor', 'type', 'competitor'] as const;
 export type AuditSortColumn = (typeof auditSortColumns)[number];
@@ -89,22 +89,20 @@ export async function listAudit(
     );
     return { rows, count: { value: total, exact: true }, page, lastPage };
   }
+  // A page from the search's kept matches (read and kept on a miss), when a cache is given.
+  const fromMatches = (page: number) =>
+    countedSearchPage<AuditRow>(
+      db,
+      pages,
+      searchTable,
+      orderBy[sort.column][sort.direction],
+      containsPattern(query.search),
+      page,
+      query.perPage,
+    );
   if (query.page > 1) {
-    const cached =
-      pages &&
-      (await cachedSearchPage<AuditRow>(
-        db,
-        pages,
-        searchTable,
-        orderBy[sort.column][sort.direction],
-        containsPattern(query.search),
-        query.page,
-        query.perPage,
-      ));
-    if (cached) {
-      const { rows, total, page, lastPage } = cached;
-      return { rows, count: { value: total, exact: true }, page, lastPage };
-    }
+    const cached = await fromMatches(query.page);
+    if (cached) return cached;
     return deepSearchPage(db, { ...query, sort });
   }
   const where = 'WHERE search_text LIKE $1';
@@ -144,17 +142,8 @@ export async function listAudit(
     if (walked.rows.length === query.perPage) {
       return { rows: walked.rows, count: { value: total, exact }, page, lastPage: Math.max(lastPage, 2) };
     }
-    const cached =
-      pages &&
-      (await cachedSearchPage<AuditRow>(db, pages, searchTable, order, params[0] ?? '', 1, query.perPage));
-    if (cached) {
-      return {
-        rows: cached.rows,
-        count: { value: cached.total, exact: true },
-        page: 1,
-        lastPage: cached.lastPage,
-      };
-    }
+    const cached = await fromMatches(1);
+    if (cached) return cached;
   }
   // Only the matching keys are sorted; the page's rows are read afterwards.
   const { rows } = await db.query<AuditRow>(

@@ -2,7 +2,7 @@ import type { Queryable } from '#infra/db/database.ts';
 import type { CompetitorRow } from './competitor-row.ts';
 import { fromDbRow } from './competitor-list.writer.ts';
 import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
-import { cachedSearchPage, type SearchPageCache, type SearchTable } from '../search-pages.ts';
+import { countedSearchPage, type SearchPageCache, type SearchTable } from '../search-pages.ts';
 
 export const competitorSortColumns = ['rank', 'name', 'segment', 'threat', 'updated'] as const;
 export type CompetitorSortColumn = (typeof competitorSortColumns)[number];
@@ -99,21 +99,16 @@ export async function listCompetitors(
   const where = 'WHERE search_text LIKE $1';
   const params: unknown[] = [containsPattern(query.search)];
   if (query.page > 1) {
-    const cached =
-      pages &&
-      (await cachedSearchPage<DbRow>(
-        db,
-        pages,
-        searchTable,
-        orderBy[sort.column][sort.direction],
-        containsPattern(query.search),
-        query.page,
-        query.perPage,
-      ));
-    if (cached) {
-      const { rows, total, page, lastPage } = cached;
-      return { rows: rows.map(fromDbRow), count: { value: total, exact: true }, page, lastPage };
-    }
+    const cached = await countedSearchPage<DbRow>(
+      db,
+      pages,
+      searchTable,
+      orderBy[sort.column][sort.direction],
+      containsPattern(query.search),
+      query.page,
+      query.perPage,
+    );
+    if (cached) return { ...cached, rows: cached.rows.map(fromDbRow) };
     return deepSearchPage(db, query, sort);
   }
   // The count and the requested page are independent: ask for both at once (two connections on

@@ -6,23 +6,17 @@ import { parseCommand, type BusEnvelope } from '#events/command-shape.ts';
 import type { Outcome } from '#events/command.ts';
 import { createLogger } from '#infra/logger.ts';
 import { startCommandWorker } from '#services/command-worker.ts';
+import { envelope } from '#tests/support/runtime-pieces.ts';
 
-const envelope = (competitorId: string): BusEnvelope => {
-  const commandId = randomUUID();
-  return {
-    commandId,
-    correlationId: commandId,
-    actor: { id: 'u1', name: 'Test' },
-    at: new Date().toISOString(),
-    command: { type: 'DeleteCompetitor', payload: { competitorId } },
-  };
-};
+/** A delete command; an id that is not a uuid passes the shape check but not the full parse. */
+const deleting = (competitorId: string): BusEnvelope =>
+  envelope({ type: 'DeleteCompetitor', payload: { competitorId } });
 
 describe('command worker and the full parse of a command', () => {
   it('dead-letters a command that passed the shape check but not the parse, and handles the rest', async () => {
     const bus = new MemoryCommandBus();
-    const good = envelope(randomUUID());
-    const bad = envelope('not-a-uuid');
+    const good = deleting(randomUUID());
+    const bad = deleting('not-a-uuid');
     const badId = await bus.send(bad);
     await bus.send(good);
     const handled: string[] = [];

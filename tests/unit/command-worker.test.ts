@@ -7,21 +7,16 @@ import type { Outcome } from '#events/command.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
 import { createLogger } from '#infra/logger.ts';
 import { startCommandWorker, type WorkerOptions } from '#services/command-worker.ts';
+import { envelope } from '#tests/support/runtime-pieces.ts';
 
 const silent = createLogger('silent');
 const accepted: Outcome = { status: 'accepted', positions: [], transactionId: '0', streamVersion: 0 };
 
-const note = (competitorId: string, value: string): BusEnvelope => {
-  const commandId = randomUUID();
-  return {
-    commandId,
-    correlationId: commandId,
-    actor: { id: 'u1', name: 'Test' },
-    at: new Date().toISOString(),
-    replyTo: 'local',
-    command: { type: 'UpdateCompetitorNote', payload: { competitorId, column: 'general', value } },
-  };
-};
+const note = (competitorId: string, value: string): BusEnvelope =>
+  envelope(
+    { type: 'UpdateCompetitorNote', payload: { competitorId, column: 'general', value } },
+    { replyTo: 'local' },
+  );
 
 /** Resolves once `count` answers reached the requester; the answers by command id. */
 function answers(results: MemoryResultChannel, count: number): Promise<Map<string, Outcome>> {
