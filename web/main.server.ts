@@ -110,14 +110,14 @@ async function main(): Promise<void> {
         ? `embedded database in ${path.resolve(config.DATA_DIR)}`
         : runtime.db.describe;
     log.info({ port: config.PORT, role: config.ROLE, database: runtime.db.describe }, 'listening');
-    process.stdout.write(`\nRivals is running on http://localhost:${config.PORT} (${where})\n`);
-    if (admin) {
-      process.stdout.write(
-        `\nFirst start: an admin was created. Sign in with\n  email:    ${admin.email}\n  password: ${admin.password}\n` +
-          'This password is shown only once; add more users at /users or with "npm run cli -- users:add".\n',
-      );
-    }
-    process.stdout.write('\n');
+    // One write: whoever reads the output (a person, a supervisor, a test) sees the banner whole.
+    const firstStart = admin
+      ? `\nFirst start: an admin was created. Sign in with\n  email:    ${admin.email}\n  password: ${admin.password}\n` +
+        'This password is shown only once; add more users at /users or with "npm run cli -- users:add".\n'
+      : '';
+    process.stdout.write(
+      `\nRivals is running on http://localhost:${config.PORT} (${where})\n${firstStart}\n`,
+    );
     // Under the supervisor (npm start): this child is up, so a later exit is a crash worth a restart.
     process.send?.('ready');
   } else {

@@ -5,6 +5,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import pg from 'pg';
 import { typeParsers, type Database, type Notifier } from './database.ts';
+import type { NotifyChannel } from './notify-channels.ts';
 
 /**
  * Opens the embedded Postgres (PGlite) in `<dataDir>/pgdata`, or in memory for `memory://`.
@@ -31,13 +32,7 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   }) as pg.Pool['query'];
   pool.query = query;
 
-  // PGlite's own listen sees every notification; the node-postgres adapter would miss them.
-  const notifier: Notifier = {
-    async listen(channel, onMessage) {
-      const unsubscribe = await pglite.listen(channel, onMessage);
-      return async () => unsubscribe();
-    },
-  };
+  const notifier = embeddedNotifier(pglite, pool);
 
   return {
     kind: 'embedded',
@@ -47,6 +42,41 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
     async close() {
       await pool.end();
       await pglite.close();
+    },
+  };
+}
+
+/**
+ * Notifications without SQL on subscribe and unsubscribe. PGlite's own `listen`/`unlisten` run LISTEN
+ * through `pglite.exec`, which is not ordered with the node-postgres adapter's protocol messages: when
+ * one slipped between a pool query's messages, the two exchanged results and the pool's query never
+ * answered (a runner's batch hung on `stop`). So each channel is LISTENed once, through the pool like
+ * every other statement, and PGlite's notification hook (no SQL) hands payloads to our subscribers.
+ */
+function embeddedNotifier(pglite: PGlite, pool: pg.Pool): Notifier {
+  const subscribers = new Map<NotifyChannel, Set<(payload: string) => void>>();
+  const listening = new Map<NotifyChannel, Promise<unknown>>();
+  pglite.onNotification((channel, payload) => {
+    for (const onMessage of subscribers.get(channel as NotifyChannel) ?? []) onMessage(payload);
+  });
+  return {
+    async listen(channel, onMessage) {
+      let listeners = subscribers.get(channel);
+      if (!listeners) subscribers.set(channel, (listeners = new Set()));
+      listeners.add(onMessage);
+      // Channel names come from `notifyChannels` (constants), never from input.
+      const listened = listening.get(channel) ?? pool.query(`LISTEN "${channel}"`);
+      listening.set(channel, listened);
+      try {
+        await listened;
+      } catch (error) {
+        listening.delete(channel);
+        listeners.delete(onMessage);
+        throw error;
+      }
+      return async () => {
+        listeners.delete(onMessage);
+      };
     },
   };
 }

@@ -574,7 +574,8 @@ test.describe('history and audit', () => {
     await expect(page.locator('[data-history-entry^="general:"]')).toHaveCount(0);
 
     // As of a moment between the two pricing edits (UTC, to the second): the earlier text, marked historical.
-    const asOf = between.toISOString().slice(0, 19);
+    // Written as the input holds it: a datetime-local value drops its seconds when they are :00.
+    const asOf = between.toISOString().slice(0, between.getUTCSeconds() === 0 ? 16 : 19);
     await page.getByLabel('As of (UTC)').fill(asOf);
     await page.getByRole('button', { name: 'Show', exact: true }).click();
     await expect(page).toHaveURL(new RegExp(`[?&]asOf=${encodeURIComponent(asOf)}`));

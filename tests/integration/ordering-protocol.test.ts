@@ -12,6 +12,7 @@ import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts
 import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
 import type { TestClient } from '#tests/support/test-client.ts';
 import { readBoard } from '#tests/support/segment-board.ts';
+import { waitUntilLogSettled } from '#tests/support/settled-log.ts';
 
 /**
  * Drag-sorting through the real app (HTTP, sessions, CSRF, bus, worker, projections): the `ranking`
@@ -275,6 +276,7 @@ describe.each(databaseBackends)('drag-sorting on %s', (backend) => {
       { batchSize: 4, dryRun: true },
     );
     expect(summaries.map((s) => s.differences)).toEqual([0, 0]);
+    await waitUntilLogSettled(app.db.pool);
     const fresh = createEventStore(app.db.pool, eventRegistry);
     const folded = await withOrdering(fresh, (state) => state.ranking);
     expect(folded).toEqual((await ranking()).ids);

@@ -13,6 +13,7 @@ import {
 import { SNAPSHOT_EVERY, withOrdering } from '#services/ordering/reorder.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { envelope, writeSide } from '#tests/support/runtime-pieces.ts';
+import { waitUntilLogSettled } from '#tests/support/settled-log.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
 /**
@@ -62,6 +63,7 @@ describe.each(databaseBackends)('the ordering fold starts from a snapshot on %s'
 
   it("a worker's first reorder reads only the events after the newest snapshot", async () => {
     // The first worker ever finds no snapshot: it folds the whole log once, and saves what it folded.
+    await waitUntilLogSettled(db.pool);
     const first = countingStore(db);
     const ranking = await withOrdering(first.store, (s) => [...s.ranking]);
     expect(ranking).toHaveLength(COMPETITORS);
@@ -80,6 +82,7 @@ describe.each(databaseBackends)('the ordering fold starts from a snapshot on %s'
     await seedCompetitors(db.pool, side.store, { count: 3, seed: 8 });
 
     // A new worker starts from the snapshot: it reads the reorder's moves and the 3 adds, not the log.
+    await waitUntilLogSettled(db.pool);
     const next = countingStore(db);
     const state = await withOrdering(next.store, (s) => s);
     expect(moves).toBe(1);

@@ -108,7 +108,8 @@ describe('start-up', () => {
     expect(again.output().stdout).not.toContain('First start');
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
-  });
+    // Three app processes start here, each compiling on start: slow beside other suites on two cores.
+  }, 180_000);
 });
 
 describe.each(databaseBackends)('migrations on %s', (backend) => {
