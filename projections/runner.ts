@@ -14,6 +14,9 @@ type Projection = AnyProjection<string, ProjectionName>;
 /** Called after a projection batch commits (never during a replay). */
 export type Reactor = (projection: ProjectionName, events: readonly RecordedEvent[]) => void;
 
+/** Told the checkpoint a projection's batch committed, in this process. */
+export type CheckpointListener = (projection: ProjectionName, checkpoint: Checkpoint) => void;
+
 export interface RunnerOptions {
   db: Database;
   store: EventLogReader;
@@ -26,7 +29,7 @@ export interface RunnerOptions {
 }
 
 type BatchResult =
-  | { kind: 'applied'; events: RecordedEvent[] }
+  | { kind: 'applied'; events: RecordedEvent[]; checkpoint: Checkpoint }
   | { kind: 'idle' }
   | { kind: 'unsettled' }
   | { kind: 'busy' }
@@ -40,6 +43,7 @@ type BatchResult =
  */
 export class ProjectionRunner {
   private readonly reactors = new Set<Reactor>();
+  private readonly checkpointListeners = new Set<CheckpointListener>();
   private readonly wakers = new Map<string, () => void>();
   private readonly dirty = new Set<string>();
   /** Blue-green rebuilds of projections whose code version changed, started by this runner. */
@@ -53,6 +57,20 @@ export class ProjectionRunner {
   onCommitted(reactor: Reactor): () => void {
     this.reactors.add(reactor);
     return () => this.reactors.delete(reactor);
+  }
+
+  /**
+   * Hears every checkpoint this runner commits, at once: a watcher in the same process need not wait
+   * for the NOTIFY and read the checkpoints back (other processes still hear the NOTIFY).
+   */
+  onCheckpoint(listener: CheckpointListener): () => void {
+    this.checkpointListeners.add(listener);
+    return () => this.checkpointListeners.delete(listener);
+  }
+
+  /** Wakes every projection now: a writer in this process appended (others hear the NOTIFY). */
+  wake(): void {
+    this.wakeAll();
   }
 
   async start(): Promise<void> {
@@ -149,10 +167,12 @@ export class ProjectionRunner {
     const { db, store } = this.options;
     const batchSize = this.options.batchSize ?? 500;
     const result = await withTransaction(db.pool, async (client): Promise<BatchResult> => {
-      const { rows } = await client.query<{ owner: boolean }>(
-        'SELECT pg_try_advisory_xact_lock(hashtext($1)) AS owner',
-        [`projection:${projection.name}`],
-      );
+      // Named statements: every batch of every projection runs them (parsed and planned once per connection).
+      const { rows } = await client.query<{ owner: boolean }>({
+        name: 'rivals-projection-lock',
+        text: 'SELECT pg_try_advisory_xact_lock(hashtext($1)) AS owner',
+        values: [`projection:${projection.name}`],
+      });
       if (!rows[0]?.owner) return { kind: 'busy' };
       const checkpoint = await openCheckpoint(client, projection);
       if (checkpoint === 'stale') return { kind: 'stale' };
@@ -163,14 +183,16 @@ export class ProjectionRunner {
         return (await store.hasUnsettled(checkpoint, client)) ? { kind: 'unsettled' } : { kind: 'idle' };
       }
       if (events.length > 0) await projection.apply(client, events, liveTables(projection));
-      await client.query(
-        `UPDATE projection_checkpoints SET transaction_id = $2::xid8, position = $3, updated_at = now()
+      await client.query({
+        name: 'rivals-checkpoint-move',
+        text: `UPDATE projection_checkpoints SET transaction_id = $2::xid8, position = $3, updated_at = now()
          WHERE projection = $1`,
-        [projection.name, next.transactionId, next.position],
-      );
-      return { kind: 'applied', events };
+        values: [projection.name, next.transactionId, next.position],
+      });
+      return { kind: 'applied', events, checkpoint: next };
     });
     if (result.kind === 'applied') {
+      for (const listener of this.checkpointListeners) listener(projection.name, result.checkpoint);
       // After the commit, in its own statement: see EventLogWriter.notifyAppended.
       await notify(db.pool, notifyChannels.projected, projection.name);
     }
@@ -219,11 +241,12 @@ export class ProjectionRunner {
  * projection's code means its read model is stale: the runner leaves it serving and has it rebuilt.
  */
 async function openCheckpoint(db: Queryable, projection: Projection): Promise<Checkpoint | 'stale'> {
-  const { rows } = await db.query<{ version: number; transaction_id: string; position: number }>(
-    `SELECT version, transaction_id::text AS transaction_id, position FROM projection_checkpoints
+  const { rows } = await db.query<{ version: number; transaction_id: string; position: number }>({
+    name: 'rivals-checkpoint-open',
+    text: `SELECT version, transaction_id::text AS transaction_id, position FROM projection_checkpoints
      WHERE projection = $1`,
-    [projection.name],
-  );
+    values: [projection.name],
+  });
   const row = rows[0];
   if (row?.version === projection.version)
     return { transactionId: row.transaction_id, position: row.position };

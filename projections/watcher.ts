@@ -13,7 +13,8 @@ interface Waiter {
 /**
  * Read-your-writes for web requests: `waitFor` resolves once the named projections have passed a
  * command's last event, on whichever instance projected it. Woken by the runners' NOTIFY after each
- * batch; a slow poll covers a missed notification. One checkpoint query serves all waiters.
+ * batch; a slow poll covers a missed notification. One checkpoint query serves all waiters. A runner in
+ * the same process reports its commits directly (`reached`), which answers without that round trip.
  */
 export class ProjectionWatcher {
   private readonly waiters = new Set<Waiter>();
@@ -21,6 +22,8 @@ export class ProjectionWatcher {
   private poll: NodeJS.Timeout | undefined;
   private checking: Promise<void> | undefined;
   private recheck = false;
+  /** The furthest checkpoint known committed per projection (from queries and local commits). */
+  private readonly known = new Map<string, Checkpoint>();
 
   constructor(
     private readonly db: Database,
@@ -52,10 +55,34 @@ export class ProjectionWatcher {
         }
         resolve(reached);
       };
+      // Not answered from `known` alone: a point-in-time replay can move a stored checkpoint back, so
+      // a new wait always reads the stored checkpoints (a local commit report may answer it sooner).
       this.waiters.add(waiter);
       this.poll ??= setInterval(() => this.check(), this.pollMs);
       this.check();
     });
+  }
+
+  /** A projection's batch committed at `checkpoint` in this process. */
+  reached(projection: string, checkpoint: Checkpoint): void {
+    this.learn(projection, checkpoint);
+    this.settleWaiters();
+  }
+
+  private learn(projection: string, checkpoint: Checkpoint): void {
+    const before = this.known.get(projection);
+    if (!before || checkpointReached(checkpoint, before)) this.known.set(projection, checkpoint);
+  }
+
+  private passed(waiter: Waiter): boolean {
+    return waiter.names.every((name) => {
+      const checkpoint = this.known.get(name);
+      return checkpoint !== undefined && checkpointReached(checkpoint, waiter.target);
+    });
+  }
+
+  private settleWaiters(): void {
+    for (const waiter of [...this.waiters]) if (this.passed(waiter)) waiter.resolve(true);
   }
 
   private check(): void {
@@ -80,16 +107,13 @@ export class ProjectionWatcher {
       projection: string;
       transaction_id: string;
       position: number;
-    }>('SELECT projection, transaction_id::text AS transaction_id, position FROM projection_checkpoints');
-    const reached = new Map(
-      rows.map((r) => [r.projection, { transactionId: r.transaction_id, position: r.position }]),
-    );
-    for (const waiter of [...this.waiters]) {
-      const done = waiter.names.every((name) => {
-        const checkpoint = reached.get(name);
-        return checkpoint !== undefined && checkpointReached(checkpoint, waiter.target);
-      });
-      if (done) waiter.resolve(true);
-    }
+    }>({
+      name: 'rivals-checkpoints',
+      text: 'SELECT projection, transaction_id::text AS transaction_id, position FROM projection_checkpoints',
+    });
+    // The stored checkpoints are the truth (a rebuild may have moved one); local commits only add to it.
+    for (const r of rows)
+      this.known.set(r.projection, { transactionId: r.transaction_id, position: r.position });
+    this.settleWaiters();
   }
 }

@@ -124,6 +124,8 @@ async function keepStatisticsFresh(db: Database, log: Logger): Promise<() => Pro
 async function startWork(runtime: Runtime, closers: Closers): Promise<ProjectionRunner> {
   const { config, log, db, store, bus, results, route, inbox, readiness, metrics } = runtime;
   const runner = new ProjectionRunner({ db, store, projections: allProjections, log });
+  // Read-your-writes in this process hears our own commits at once (others read them after the NOTIFY).
+  runner.onCheckpoint((projection, checkpoint) => runtime.watcher.reached(projection, checkpoint));
   await runner.start();
   closers.push(() => runner.stop());
   const worker = startCommandWorker({
@@ -133,7 +135,11 @@ async function startWork(runtime: Runtime, closers: Closers): Promise<Projection
     log,
     consumer: runtime.instanceId,
     inbox,
-    onAppended: () => store.notifyAppended(),
+    // Our own runner is woken at once; the NOTIFY wakes the runners of other processes.
+    onAppended: () => {
+      runner.wake();
+      return store.notifyAppended();
+    },
     onBus: (ok, error) => readiness.report('command bus', ok ? undefined : error),
     onDatabase: (ok, error) => readiness.report('database (commands)', ok ? undefined : error),
     onOutcome: (delivery, outcome) =>

@@ -34,8 +34,10 @@ export class CommandInbox {
       admitted: boolean;
       owner: string | null;
       given_up: boolean | null;
-    }>(
-      `WITH done AS (
+    }>({
+      // Named, like every statement on the per-command path: parsed and planned once per connection.
+      name: 'rivals-inbox-admit',
+      text: `WITH done AS (
          SELECT outcome FROM command_outcomes WHERE command_id = $1
        ), earlier AS (
          SELECT actor_id, settled_at FROM command_inbox WHERE command_id = $1
@@ -48,8 +50,8 @@ export class CommandInbox {
        SELECT (SELECT outcome FROM done) AS outcome, EXISTS (SELECT 1 FROM ins) AS admitted,
               (SELECT actor_id FROM earlier) AS owner,
               (SELECT settled_at IS NOT NULL FROM earlier) AS given_up`,
-      [envelope.commandId, envelope.actor.id, JSON.stringify(envelope)],
-    );
+      values: [envelope.commandId, envelope.actor.id, JSON.stringify(envelope)],
+    });
     const row = rows[0];
     if (row?.admitted) return { kind: 'admitted' };
     if (row?.owner && row.owner !== envelope.actor.id) return { kind: 'foreign' };
@@ -64,10 +66,11 @@ export class CommandInbox {
   /** Marks commands handled (or given up on): called by workers after each batch. */
   async settle(commandIds: readonly string[]): Promise<void> {
     if (commandIds.length === 0) return;
-    await this.db.query(
-      'UPDATE command_inbox SET settled_at = now() WHERE command_id = ANY($1::text[]) AND settled_at IS NULL',
-      [commandIds],
-    );
+    await this.db.query({
+      name: 'rivals-inbox-settle',
+      text: 'UPDATE command_inbox SET settled_at = now() WHERE command_id = ANY($1::text[]) AND settled_at IS NULL',
+      values: [commandIds],
+    });
   }
 
   /**

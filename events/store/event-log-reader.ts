@@ -9,6 +9,16 @@ export interface StreamState {
 }
 
 /**
+ * Whether any event lies after the checkpoint. The first one in commit order, not EXISTS: under EXISTS
+ * the planner may pick a sequential scan (it expects a match early), and the rows after a checkpoint
+ * are the newest, at the end of the table: every idle check of every projection read the whole log.
+ */
+export const hasUnsettledSql = `SELECT (
+  SELECT position FROM events WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+  ORDER BY transaction_id, position LIMIT 1
+) IS NOT NULL AS unsettled`;
+
+/**
  * The read half of the event log: one stream (to decide a command), the whole log in commit-safe order
  * (projections, replays, log tools), and where its head is.
  */
@@ -16,10 +26,12 @@ export function createEventLogReader(pool: Queryable, registry: EventRegistry) {
   return {
     /** The stream's events after `afterVersion` (all by default), and the stream's version. */
     async readStream(stream: string, afterVersion = 0): Promise<StreamState> {
-      const { rows } = await pool.query<EventRow>(
-        `SELECT ${eventColumns} FROM events WHERE stream = $1 AND stream_version > $2 ORDER BY stream_version`,
-        [stream, afterVersion],
-      );
+      // Named statements on the per-command and per-batch paths: parsed and planned once per connection.
+      const { rows } = await pool.query<EventRow>({
+        name: 'rivals-read-stream',
+        text: `SELECT ${eventColumns} FROM events WHERE stream = $1 AND stream_version > $2 ORDER BY stream_version`,
+        values: [stream, afterVersion],
+      });
       const events = rows.map((row) => recordedEvent(row, registry));
       return { version: events.at(-1)?.streamVersion ?? afterVersion, events };
     },
@@ -53,8 +65,9 @@ export function createEventLogReader(pool: Queryable, registry: EventRegistry) {
     ): Promise<{ events: RecordedEvent[]; scannedTo: Checkpoint | undefined }> {
       const { rows } = await db.query<
         EventRow & { horizon_xid: string | null; horizon_position: number | null }
-      >(
-        `WITH h AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+      >({
+        name: 'rivals-read-types',
+        text: `WITH h AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
          horizon AS (
            SELECT e.transaction_id::text AS xid, e.position FROM events e, h
            WHERE e.transaction_id < h.xmin ORDER BY e.transaction_id DESC, e.position DESC LIMIT 1
@@ -69,8 +82,8 @@ export function createEventLogReader(pool: Queryable, registry: EventRegistry) {
          SELECT p.*, (SELECT xid FROM horizon) AS horizon_xid, (SELECT position FROM horizon) AS horizon_position
          FROM (SELECT 1) one LEFT JOIN picked p ON true
          ORDER BY p.tx, p.position`,
-        [after.transactionId, after.position, types, limit],
-      );
+        values: [after.transactionId, after.position, types, limit],
+      });
       const found = rows.filter((r) => r.position !== null);
       const events = found.map((row) => recordedEvent(row, registry));
       const horizon = rows[0]?.horizon_xid
@@ -81,12 +94,11 @@ export function createEventLogReader(pool: Queryable, registry: EventRegistry) {
 
     /** Whether events exist after `after` that `readAll` cannot return yet (their writers still run). */
     async hasUnsettled(after: Checkpoint, db: Queryable = pool): Promise<boolean> {
-      const { rows } = await db.query<{ unsettled: boolean }>(
-        `SELECT EXISTS (
-           SELECT 1 FROM events WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-         ) AS unsettled`,
-        [after.transactionId, after.position],
-      );
+      const { rows } = await db.query<{ unsettled: boolean }>({
+        name: 'rivals-has-unsettled',
+        text: hasUnsettledSql,
+        values: [after.transactionId, after.position],
+      });
       return rows[0]?.unsettled ?? false;
     },
 

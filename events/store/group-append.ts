@@ -24,7 +24,8 @@ export type GroupResult =
 /**
  * Many commands' writes in one statement, so one round trip and one commit serve them all. Each item
  * keeps the guarantees of a single append (decision 0003):
- *  - `seen`: an item whose command id already has an outcome writes nothing and gets that outcome,
+ *  - `seen`: an item whose command id already has an outcome writes nothing and gets that outcome
+ *    (looked up by key per item: a join let the planner hash the whole outcomes table on every append),
  *  - `u` / `i`: each stream moves from its own expected version — an UPDATE guarded by the version for
  *    an existing stream, an INSERT … DO NOTHING for a new one — and a stream that had moved is simply
  *    missing from `s`: that item reports a conflict, and the others are written,
@@ -34,12 +35,15 @@ export type GroupResult =
  * concurrent delivery of the same command) or a deadlock aborts the whole statement; the caller then
  * writes the items one by one.
  */
-const groupAppendSql = `
+export const groupAppendSql = `
 WITH req AS (
   SELECT * FROM unnest($1::int[], $2::text[], $3::int[], $4::int[], $5::text[], $6::jsonb[], $7::jsonb[])
     AS r(item, stream, expected, n, command_id, metadata, given)
 ), seen AS (
-  SELECT r.item, c.outcome FROM req r JOIN command_outcomes c ON c.command_id = r.command_id
+  SELECT item, outcome FROM (
+    SELECT r.item, (SELECT c.outcome FROM command_outcomes c WHERE c.command_id = r.command_id) AS outcome
+    FROM req r
+  ) looked_up WHERE outcome IS NOT NULL
 ), todo AS (
   SELECT r.* FROM req r WHERE r.given IS NULL AND NOT EXISTS (SELECT 1 FROM seen WHERE seen.item = r.item)
 ), u AS (

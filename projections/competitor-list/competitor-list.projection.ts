@@ -4,7 +4,12 @@ import { orderingEventTypes, type OrderingEvent } from '#events/ordering/events.
 import type { SegmentEvent } from '#events/segment/events.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import { defineProjection, type TableNames } from '../projection.ts';
-import { evolveCompetitorRow, type CompetitorRow } from './competitor-row.ts';
+import {
+  evolveCompetitorRow,
+  eventsWithoutContext,
+  type CompetitorRow,
+  type RowContext,
+} from './competitor-row.ts';
 import { applyOrdering } from './competitor-list.ordering.ts';
 import { loadRows, removeRanks, upsertRows } from './competitor-list.writer.ts';
 
@@ -23,14 +28,16 @@ export const competitorListProjection = defineProjection({
   handles: [...competitorEventTypes, 'SegmentAdded', ...orderingEventTypes],
 
   async apply(db, events, tables, memo) {
-    const segments = await applySegments(db, events, tables);
+    const segments = events.every((e) => eventsWithoutContext.has(e.type))
+      ? undefined
+      : await applySegments(db, events, tables);
     for (const run of runsOf(events)) {
       if (run.ordering)
         await applyOrdering(
           db,
           run.events as Recorded<OrderingEvent>[],
           tables,
-          (id) => segments.get(id) ?? id,
+          (id) => segments?.get(id) ?? id,
         );
       else await applyCompetitorEvents(db, run.events, tables, segments, memo);
     }
@@ -55,7 +62,7 @@ async function applyCompetitorEvents(
   db: Queryable,
   events: readonly RecordedEvent[],
   tables: TableNames<Tables>,
-  segments: Map<string, string>,
+  segments: Map<string, string> | undefined,
   memo: Map<string, unknown> | undefined,
 ): Promise<void> {
   const competitorEvents = events.filter(isCompetitorEvent);
@@ -66,10 +73,11 @@ async function applyCompetitorEvents(
   const existing = new Set(rows.keys());
   const removedRanks: number[] = [];
   // Rebuilding, the shadow table has no rank index yet: keep the highest rank between batches.
-  let maxRank = (memo?.get('maxRank') as number | undefined) ?? (await currentMaxRank(db, tables));
-  const context = {
-    segmentName: (id: string) => segments.get(id) ?? id,
-    nextRank: () => ++maxRank,
+  let maxRank =
+    (memo?.get('maxRank') as number | undefined) ?? (segments && (await currentMaxRank(db, tables)));
+  const context: RowContext = {
+    segmentName: (id) => (segments ?? contextSkipped()).get(id) ?? id,
+    nextRank: () => (maxRank === undefined ? contextSkipped() : ++maxRank),
   };
   for (const event of competitorEvents) {
     const id = event.data.competitorId;
@@ -83,7 +91,12 @@ async function applyCompetitorEvents(
   await upsertRows(db, tables, changed);
   await removeRanks(db, tables, deleted, removedRanks);
   // Ranks are 1..n without gaps: each removed rank closed one.
-  memo?.set('maxRank', maxRank - removedRanks.length);
+  if (maxRank !== undefined) memo?.set('maxRank', maxRank - removedRanks.length);
+}
+
+/** A batch judged not to need the context used it: `eventsWithoutContext` is wrong, fail loudly. */
+function contextSkipped(): never {
+  throw new Error('competitor-list: an event listed in eventsWithoutContext used the row context');
 }
 
 async function currentMaxRank(db: Queryable, tables: TableNames<Tables>): Promise<number> {

@@ -22,6 +22,15 @@ export interface CompetitorRow extends CompetitorFields {
   updatedAt: string;
 }
 
+/**
+ * The events whose row needs nothing from the context (no segment name, no rank): a batch of only these
+ * (note edits, deletions: the common case) skips reading the segments and the highest rank.
+ */
+export const eventsWithoutContext: ReadonlySet<string> = new Set([
+  'CompetitorNoteUpdated',
+  'CompetitorDeleted',
+]);
+
 export interface RowContext {
   segmentName(segmentId: string): string;
   /** The rank a new competitor gets: last place. */

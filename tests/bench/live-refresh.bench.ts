@@ -26,6 +26,7 @@ import { reportMachine } from './support/machine.ts';
 import { seedCompetitors } from './support/seed.ts';
 import {
   freePort,
+  cpuUsedSince,
   processCpuMs,
   processesCpuMs,
   signIn,
@@ -89,9 +90,12 @@ function viewOf(i: number, lastPage: number): { url: string; sort: string; searc
   return { url: '/competitors?sort=updated:desc', sort: 'updated:desc', search: '' };
 }
 
-/** The app's CPU and its database's (the page queries run in Postgres backends), in ms. */
-const serverCpuMs = async (pid: number | undefined) =>
-  (await processCpuMs(pid)) + (await processesCpuMs('postgres'));
+/** The app's CPU and its database's (the page queries run in Postgres backends), by pid, in ms. */
+async function serverCpu(pid: number | undefined): Promise<Map<number, number>> {
+  const byPid = await processesCpuMs('postgres');
+  if (pid !== undefined) byPid.set(pid, await processCpuMs(pid));
+  return byPid;
+}
 
 async function main(): Promise<void> {
   reportMachine('live-refresh');
@@ -189,7 +193,7 @@ async function main(): Promise<void> {
         counters.gets = 0;
         counters.notModified = 0;
         counters.wanted = 0;
-        const cpuBefore = await serverCpuMs(pid);
+        const cpuBefore = await serverCpu(pid);
         const started = Date.now();
         const inFlight: Promise<void>[] = [];
         for (let n = 0; Date.now() - started < seconds * 1000; n++) {
@@ -221,7 +225,7 @@ async function main(): Promise<void> {
         await sleep(BATCH_MS * 2);
         for (const until = Date.now() + 60_000; counters.inFlight > 0 && Date.now() < until;) await sleep(50);
         const wall = (Date.now() - started) / 1000;
-        const cpu = ((await serverCpuMs(pid)) - cpuBefore) / 1000;
+        const cpu = cpuUsedSince(cpuBefore, await serverCpu(pid)) / 1000;
         results[m].push(cpu / wall);
         gets[m].push(counters.gets / wall);
         wanted[m].push(counters.wanted / wall);
@@ -241,10 +245,10 @@ async function main(): Promise<void> {
       ] as const) {
         const costs: number[] = [];
         for (let r = 0; r < 3; r++) {
-          const before = await serverCpuMs(pid);
+          const before = await serverCpu(pid);
           const n = 200;
           for (let i = 0; i < n; i++) await refetch(probe, cookie, conditional);
-          costs.push(((await serverCpuMs(pid)) - before) / n);
+          costs.push(cpuUsedSince(before, await serverCpu(pid)) / n);
         }
         const c = medianSpread(costs);
         report(`live-refresh cost ${label}`, {

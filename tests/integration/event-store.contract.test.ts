@@ -3,8 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventRegistry } from '#events/all-events.ts';
 import type { EventMetadata, NewEvent, RecordedEvent } from '#events/envelope.ts';
 import { startOfLog } from '#events/envelope.ts';
+import { hasUnsettledSql } from '#events/store/event-log-reader.ts';
 import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import { databaseBackends, HEAVY_TEST_TIMEOUT_MS } from '#tests/support/environment.ts';
+import { genericPlan } from '#tests/support/generic-plan.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
 const meta = (commandId: string): EventMetadata => ({
@@ -197,5 +199,17 @@ describe.each(databaseBackends)('event store on %s', (backend) => {
       [stream],
     );
     await expect(store.readStream(stream)).rejects.toThrow('schema version 9');
+  });
+  it('looks for events after a checkpoint from the checkpoint on, never through the whole log', async () => {
+    await db.pool.query(
+      `INSERT INTO events (stream, stream_version, type, schema_version, data, metadata, command_id)
+       SELECT 'plan-' || i, 1, 'CompetitorDeleted', 1, '{}', '{}', 'plan-' || i FROM generate_series(1, 3000) AS i`,
+    );
+    await db.pool.query('ANALYZE events');
+    const plan = await genericPlan(db, hasUnsettledSql, `'0', 0`);
+    expect(plan).toMatch(/Index (Only )?Scan using events_commit_order on events/);
+    expect(plan).not.toMatch(/Seq Scan on events/);
+    const { rows } = await db.pool.query<{ unsettled: boolean }>(hasUnsettledSql, ['0', 0]);
+    expect(rows[0]?.unsettled).toBe(true);
   });
 });

@@ -4,8 +4,10 @@ import { eventRegistry } from '#events/all-events.ts';
 import type { Outcome } from '#events/command.ts';
 import type { EventMetadata, NewEvent } from '#events/envelope.ts';
 import type { AppendResult } from '#events/store/event-log-writer.ts';
+import { groupAppendSql } from '#events/store/group-append.ts';
 import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
+import { genericPlan } from '#tests/support/generic-plan.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
 const meta = (commandId: string): EventMetadata => ({
@@ -140,5 +142,21 @@ describe.each(databaseBackends)('group commit on %s', (backend) => {
       expect(new Set(outcomes.get(c.id)).size).toBe(1);
       expect((await store.readStream(c.stream)).version).toBe(1);
     }
+  });
+  it('looks earlier outcomes up by key, never by reading the whole outcomes table', async () => {
+    // The plan a named statement keeps (generic) once the table holds thousands of outcomes: a join
+    // let the planner hash every outcome on each append, O(all commands ever) per group.
+    await db.pool.query(
+      `INSERT INTO command_outcomes (command_id, stream, outcome)
+       SELECT 'bulk-' || i, 'bulk', '{"status":"accepted"}' FROM generate_series(1, 1500) AS i`,
+    );
+    await db.pool.query('ANALYZE command_outcomes');
+    const plan = await genericPlan(
+      db,
+      groupAppendSql,
+      `'{0}', '{s}', '{0}', '{1}', '{c}', '{"{}"}', '{NULL}', '{0}', '{1}', '{T}', '{1}', '{"{}"}'`,
+    );
+    expect(plan).toContain('command_outcomes_pkey on command_outcomes c');
+    expect(plan).not.toMatch(/Seq Scan on command_outcomes/);
   });
 });

@@ -67,6 +67,36 @@ describe.each(databaseBackends)('projections on %s', (backend) => {
     expect(await never).toBe(false);
   });
 
+  it('a runner in the same process answers a wait with its own commit, and only for what it committed', async () => {
+    // A watcher of its own, told by the runner directly (as the runtime wires them): no NOTIFY, no poll
+    // (the poll is an hour), so only the runner's report can answer within the wait.
+    const local = new ProjectionWatcher(db, 3_600_000);
+    const stopListening = runner.onCheckpoint((projection, checkpoint) =>
+      local.reached(projection, checkpoint),
+    );
+    try {
+      const command = addCompetitorCommand(`Local-${randomUUID()}`);
+      const outcome = await route(envelope(command));
+      if (outcome.status !== 'accepted') throw new Error(outcome.message);
+      const target = { transactionId: outcome.transactionId, position: Math.max(...outcome.positions) };
+      runner.wake();
+      expect(await local.waitFor(['competitor-list', 'audit-log'], target, 5_000)).toBe(true);
+      expect(await findCompetitor(db.pool, command.payload.competitorId)).toMatchObject({
+        name: command.payload.name,
+      });
+      // Its report for one projection does not answer for another.
+      const beyond = { transactionId: '999999999999', position: 1 };
+      const listWait = local.waitFor(['competitor-list'], beyond, 1_000);
+      const auditWait = local.waitFor(['audit-log'], beyond, 300);
+      local.reached('competitor-list', beyond);
+      expect(await listWait).toBe(true);
+      expect(await auditWait).toBe(false);
+    } finally {
+      stopListening();
+      await local.stop();
+    }
+  });
+
   it('a rebuild gives the same rows as live and calls no reactor', async () => {
     for (let i = 0; i < 5; i++) await route(envelope(addCompetitorCommand(`Rebuild-${i}-${randomUUID()}`)));
     await waitForAll();

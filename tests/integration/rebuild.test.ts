@@ -78,6 +78,19 @@ describe.each(databaseBackends)('rebuilding projections on %s', (backend) => {
       'SELECT bucket_table, table_name FROM page_index_sorts ORDER BY bucket_table',
     );
     expect(sorts.filter((s) => s.table_name.endsWith('__shadow'))).toEqual([]);
+    // Each table's triggers call its own compiled functions (migration 024); the shadow's went with it.
+    const { rows: compiled } = await db.pool.query<{ table: string; fn: string }>(
+      `SELECT c.relname AS table, p.proname AS fn FROM pg_trigger t
+       JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_proc p ON p.oid = t.tgfoid
+       WHERE t.tgname = 'page_index_update' ORDER BY 1`,
+    );
+    expect(compiled).toEqual(
+      ['audit_log', 'competitor_list', 'user_list'].map((table) => ({ table, fn: `${table}_pi_update` })),
+    );
+    const { rows: leftovers } = await db.pool.query(
+      `SELECT proname FROM pg_proc WHERE proname LIKE '%\\_\\_shadow\\_pi\\_%'`,
+    );
+    expect(leftovers).toEqual([]);
     for (const sort of sorts) {
       const { rows: counts } = await db.pool.query<{ rows: number; counted: number }>(
         `SELECT (SELECT count(*) FROM ${sort.table_name})::int AS rows,

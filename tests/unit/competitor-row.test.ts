@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { CompetitorEvent } from '#events/competitor/events.ts';
+import { competitorEventTypes, type CompetitorEvent } from '#events/competitor/events.ts';
 import type { Recorded } from '#events/envelope.ts';
 import {
   evolveCompetitorRow,
+  eventsWithoutContext,
   type CompetitorRow,
   type RowContext,
 } from '#projections/competitor-list/competitor-row.ts';
@@ -112,5 +113,29 @@ describe('evolveCompetitorRow', () => {
     const before = structuredClone(row);
     when(stored(note('pricing', 'Changed', 1), 2, 1));
     expect(row).toEqual(before);
+  });
+  it('the events said to need no context (a batch of them skips two reads) never use it; the others do', () => {
+    const refusing: RowContext = {
+      segmentName: () => {
+        throw new Error('segment name asked');
+      },
+      nextRank: () => {
+        throw new Error('rank asked');
+      },
+    };
+    const row = given([addedEvent]).row;
+    const examples: Recorded<CompetitorEvent>[] = [
+      addedEvent,
+      stored({ type: 'CompetitorUpdated', data: { ...fields, competitorId: id } }, 2, 1),
+      stored(note('general', 'x', 1), 2, 1),
+      stored({ type: 'CompetitorDeleted', data: { competitorId: id, name: 'Acme' } }, 2, 1),
+    ];
+    // Every competitor event has an example here, so a new one must be placed on one side or the other.
+    expect(new Set(examples.map((e) => e.type))).toEqual(new Set(competitorEventTypes));
+    for (const event of examples) {
+      const evolve = () => evolveCompetitorRow(row, event, refusing);
+      if (eventsWithoutContext.has(event.type)) expect(evolve, event.type).not.toThrow();
+      else expect(evolve, event.type).toThrow();
+    }
   });
 });

@@ -154,18 +154,29 @@ export async function processCpuMs(pid: number | undefined): Promise<number> {
 const CLOCK_TICKS = 100;
 
 /**
- * CPU time (ms) of every process named `name` on this machine (e.g. `postgres`: the server and the
- * backends serving the app's queries), so a benchmark can count the database's work with the app's.
+ * CPU time (ms) of each process named `name` on this machine, by pid (e.g. `postgres`: the server and
+ * the backends serving the app's queries), so a benchmark can count the database's work with the app's.
  */
-export async function processesCpuMs(name: string): Promise<number> {
-  let total = 0;
+export async function processesCpuMs(name: string): Promise<Map<number, number>> {
+  const byPid = new Map<number, number>();
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
     const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    if (comm === name) total += await processCpuMs(Number(entry));
+    if (comm === name) byPid.set(Number(entry), await processCpuMs(Number(entry)));
   }
-  return total;
+  return byPid;
+}
+
+/**
+ * CPU (ms) the processes of `after` used since `before`, per pid: one that started meanwhile counts
+ * whole, one that exited meanwhile is not in `after` (a sum of totals went negative when a busy backend
+ * exited: its past CPU left the second sum).
+ */
+export function cpuUsedSince(before: Map<number, number>, after: Map<number, number>): number {
+  let used = 0;
+  for (const [pid, ms] of after) if (!Number.isNaN(ms)) used += ms - (before.get(pid) ?? 0);
+  return used;
 }
 
 /** The app on `databaseUrl` with one bench admin and no demo data, for the browser benches. */
