@@ -1,9 +1,22 @@
 /** One function per stream name, so a stream is spelled in exactly one place. */
 export const competitorStream = (competitorId: string): string => `competitor-${competitorId}`;
 
-/** One stream per case-folded competitor name: claims keep names unique among live competitors. */
-export const competitorNameStream = (name: string): string =>
-  `competitor-name-${name.trim().toLocaleLowerCase('en-US')}`;
+/**
+ * The form of a competitor name that decides whether two names are the same: compatibility-normalized
+ * (a decomposed "é" is the precomposed one, "ﬁ" is "fi"), without invisible characters (zero-width
+ * spaces and joiners, soft hyphens), with runs of spaces as one, case-folded. Names that look the same
+ * on screen are the same name.
+ */
+export const competitorNameKey = (name: string): string =>
+  name
+    .normalize('NFKC')
+    .replace(/\p{Default_Ignorable_Code_Point}/gu, '')
+    .replace(/\s+/gu, ' ')
+    .trim()
+    .toLocaleLowerCase('en-US');
+
+/** One stream per competitor name (`competitorNameKey`): claims keep names unique among live competitors. */
+export const competitorNameStream = (name: string): string => `competitor-name-${competitorNameKey(name)}`;
 
 /** Drag-sorting: every reorder of the ranking and the board; its version is what a drop `expect`s. */
 export const orderingStream = (): string => 'ordering';

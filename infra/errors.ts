@@ -48,6 +48,13 @@ export class ConflictError extends AppError {
   }
 }
 
+/** A body in a form the app does not read (multipart, plain text...): says what to send instead. */
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message: string) {
+    super(415, 'unsupported_media_type', message);
+  }
+}
+
 export class TooManyRequestsError extends AppError {
   constructor(
     message: string,

@@ -8,6 +8,13 @@ import type { Queryable } from '#infra/db/database.ts';
  * version: any write to the table since then, from anyone, makes it read the matches again.
  */
 
+/**
+ * `%term%` with the term's wildcards escaped, for `search_text LIKE lower($1)`: the case is folded by
+ * Postgres, as the stored text was, never by JavaScript, whose `toLowerCase` differs for some letters
+ * (a final Σ becomes ς, İ becomes i + a combining dot) so that a name could not be found by itself.
+ */
+export const containsPattern = (term: string): string => `%${term.replace(/[\\%_]/g, '\\$&')}%`;
+
 /** One search in one sort: its matching ids in order, as of one version of the table. */
 export interface MatchSet {
   version: string;

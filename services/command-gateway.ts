@@ -5,14 +5,16 @@ import type { Command, CommandEnvelope, Outcome } from '#events/command.ts';
 import type { Actor } from '#events/envelope.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
 import type { EventLogWriter } from '#events/store/event-log-writer.ts';
-import { isConnectionError } from '#infra/db/database.ts';
-import { ServiceUnavailableError } from '#infra/errors.ts';
+import { isConnectionError, pgErrorCode } from '#infra/db/database.ts';
+import { ServiceUnavailableError, ValidationError } from '#infra/errors.ts';
 import type { Logger } from '#infra/logger.ts';
 
 export interface DispatchOptions {
   /** The client's idempotency key: a retry with the same key gets the first outcome, never a second event. */
   commandId?: string;
   correlationId?: string;
+  /** What the request said (web/idempotency.server.ts): the same key with a different request is refused. */
+  requestDigest?: string;
   /** How long to wait for the worker's answer (default 5 s). */
   timeoutMs?: number;
 }
@@ -30,6 +32,20 @@ export const keyOfAnotherUser: Outcome = {
   code: 'conflict',
   message: 'This request key belongs to another request. Reload the page and try again.',
 };
+
+export const keyOfADifferentRequest: Outcome = {
+  status: 'rejected',
+  code: 'conflict',
+  message:
+    'This request key was already used for a different change, so this one was not saved. Reload the page and try again.',
+};
+
+/**
+ * Postgres refusing the bytes of a command (22P05: a NUL in JSON, 22P02: a broken character, 22021: not
+ * in the encoding). Every field is validated before this point, so this is a backstop: the caller hears
+ * what is wrong instead of "something went wrong", and nothing was stored (the admission is one statement).
+ */
+const refusedBytes = (error: unknown) => ['22P05', '22P02', '22021'].includes(pgErrorCode(error) ?? '');
 
 /**
  * The web side of the bus. A command is first admitted to the inbox in Postgres — only then is it
@@ -67,12 +83,14 @@ export class CommandGateway {
     };
     const answered = new Promise<Outcome>((resolve) => this.waiting.set(commandId, resolve));
     try {
-      const admission = await this.admit(envelope);
+      const admission = await this.admit(envelope, options.requestDigest);
       switch (admission.kind) {
         case 'handled':
           return { commandId, outcome: admission.outcome };
         case 'foreign':
           return { commandId, outcome: keyOfAnotherUser };
+        case 'different':
+          return { commandId, outcome: keyOfADifferentRequest };
         case 'admitted':
           await this.send(envelope);
           return { commandId, outcome: await this.outcome(commandId, answered, options.timeoutMs) };
@@ -85,10 +103,14 @@ export class CommandGateway {
     }
   }
 
-  private async admit(envelope: CommandEnvelope) {
+  private async admit(envelope: CommandEnvelope, requestDigest: string | undefined) {
     try {
-      return await this.deps.inbox.admit(envelope);
+      return await this.deps.inbox.admit(envelope, requestDigest);
     } catch (error) {
+      if (refusedBytes(error))
+        throw new ValidationError(
+          'The change contains characters that cannot be stored (such as NUL or half of a character). Nothing was saved; remove them and try again.',
+        );
       // Only an unreachable database is "try again"; anything else is a bug to see as one.
       if (!isConnectionError(error)) throw error;
       this.deps.log.warn({ err: error, commandId: envelope.commandId }, 'could not admit a command');

@@ -11,7 +11,7 @@ import { healthRoutes } from './health.server.ts';
 import { errorMiddleware } from './middleware/errors.server.tsx';
 import { httpMetricsMiddleware } from './middleware/http-metrics.server.ts';
 import { requestContextMiddleware } from './middleware/request-context.server.ts';
-import { bodyLimits } from './middleware/body-limits.server.ts';
+import { bodyLimits, readableBodiesOnly } from './middleware/body-limits.server.ts';
 import { nestedDeeperThan } from './middleware/body-depth.server.ts';
 import { securityHeaders } from './middleware/security-headers.server.ts';
 import { componentRoutes } from './component-protocol/component.routes.server.ts';
@@ -88,6 +88,7 @@ export function createApp(deps: AppDeps, metrics: Metrics): Koa {
   const parseBody = koaBody(bodyOptions);
   // Drag-sorting sends whole lists: only those component calls may be larger (their schemas cap them).
   const parseLargeBody = koaBody({ ...bodyOptions, jsonLimit: LARGE_BODY_LIMIT });
+  app.use(readableBodiesOnly);
   app.use(async (ctx, next) => {
     await (largeBodyComponents.has(ctx.path) ? parseLargeBody : parseBody)(ctx, next);
   });

@@ -3,7 +3,7 @@ import { commandSchema, type Command, type Outcome } from '#events/command.ts';
 import { requestContext } from '#infra/logger.ts';
 import type { ProjectionName } from '#projections/all-projections.ts';
 import type { AppDeps } from './app-deps.server.ts';
-import { idempotencyKey } from './idempotency.server.ts';
+import { idempotencyKey, requestDigest } from './idempotency.server.ts';
 import { parseInput } from './input.server.ts';
 import type { SessionUser } from './pages/page-context.ts';
 
@@ -47,6 +47,7 @@ export async function dispatchAndWaitVisible(
     {
       correlationId: requestContext.getStore()?.reqId,
       commandId: idempotencyKey(ctx),
+      requestDigest: requestDigest(ctx),
       timeoutMs: budgetMs,
     },
   );

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { text } from '../text.ts';
 import { competitorFields, noteColumns, noteValue } from './fields.ts';
 
 export const AddCompetitor = z.object({
@@ -16,7 +17,7 @@ export const UpdateCompetitor = z.object({
      * The segment the form showed. The segment changes (as a board move) only if `segmentId` differs
      * from it, so a form opened before someone moved the competitor on the board cannot move it back.
      */
-    baseSegmentId: z.string().max(64).optional(),
+    baseSegmentId: text('Segment').max(64).optional(),
   }),
 });
 

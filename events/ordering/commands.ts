@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { segmentIdPattern } from '../segment/segment-id.ts';
 
 /**
  * Drag-sorting (seed §7.6): after a drop the page sends the whole ordered list. Flat (`/ranking`):
@@ -19,8 +20,7 @@ const order = z
 const competitorValue = z.uuid({ error: 'Each value must be a competitor id.' });
 const segmentValue = z
   .string({ error: 'Each group value must be a segment id.' })
-  .min(1, 'Each group value must be a segment id.')
-  .max(64, 'Each group value must be a segment id.');
+  .regex(segmentIdPattern, 'Each group value must be a segment id.');
 
 export const orderedItem = z.object({ order, value: competitorValue }).strict();
 export const rankingList = z

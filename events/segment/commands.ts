@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { text } from '../text.ts';
+import { segmentIdPattern } from './segment-id.ts';
 
 export const AddSegment = z.object({
   type: z.literal('AddSegment'),
   payload: z.object({
     segmentId: text('Segment id')
       .trim()
-      .regex(/^[a-z0-9-]{1,64}$/, 'A segment id is 1–64 lowercase letters, digits or dashes.'),
+      .regex(segmentIdPattern, 'A segment id is 1–64 lowercase letters, digits or dashes.'),
     name: text('Name', { required: 'Name is required.' })
       .trim()
       .min(1, 'Name is required.')

@@ -9,7 +9,9 @@ export type Admission =
   /** The same key was handled before: its first outcome. */
   | { kind: 'handled'; outcome: Outcome }
   /** The key belongs to another user's command. */
-  | { kind: 'foreign' };
+  | { kind: 'foreign' }
+  /** The key came back with a different request than the one it was first sent with. */
+  | { kind: 'different' };
 
 /** The answer for a command the workers gave up on (see the dead letters on /ops). */
 export const givenUp: Outcome = {
@@ -27,34 +29,41 @@ export const givenUp: Outcome = {
 export class CommandInbox {
   constructor(private readonly db: Queryable) {}
 
-  async admit(envelope: CommandEnvelope): Promise<Admission> {
+  /**
+   * @param requestDigest what the request said (`requestDigest` in web/idempotency.server.ts): a key sent
+   *   again with a different request is `different`, not a retry. Omitted for commands without a request.
+   */
+  async admit(envelope: CommandEnvelope, requestDigest?: string): Promise<Admission> {
     // One statement: the outcome of an earlier handling, or the row of an earlier admission, or a new row.
     const { rows } = await this.db.query<{
       outcome: Outcome | null;
       admitted: boolean;
       owner: string | null;
       given_up: boolean | null;
+      digest: string | null;
     }>({
       // Named, like every statement on the per-command path: parsed and planned once per connection.
       name: 'rivals-inbox-admit',
       text: `WITH done AS (
          SELECT outcome FROM command_outcomes WHERE command_id = $1
        ), earlier AS (
-         SELECT actor_id, settled_at FROM command_inbox WHERE command_id = $1
+         SELECT actor_id, settled_at, request_digest FROM command_inbox WHERE command_id = $1
        ), ins AS (
-         INSERT INTO command_inbox (command_id, actor_id, envelope)
-         SELECT $1, $2, $3::jsonb WHERE NOT EXISTS (SELECT 1 FROM done)
+         INSERT INTO command_inbox (command_id, actor_id, envelope, request_digest)
+         SELECT $1, $2, $3::jsonb, $4 WHERE NOT EXISTS (SELECT 1 FROM done)
          ON CONFLICT (command_id) DO NOTHING
          RETURNING 1
        )
        SELECT (SELECT outcome FROM done) AS outcome, EXISTS (SELECT 1 FROM ins) AS admitted,
               (SELECT actor_id FROM earlier) AS owner,
-              (SELECT settled_at IS NOT NULL FROM earlier) AS given_up`,
-      values: [envelope.commandId, envelope.actor.id, JSON.stringify(envelope)],
+              (SELECT settled_at IS NOT NULL FROM earlier) AS given_up,
+              (SELECT request_digest FROM earlier) AS digest`,
+      values: [envelope.commandId, envelope.actor.id, JSON.stringify(envelope), requestDigest ?? null],
     });
     const row = rows[0];
     if (row?.admitted) return { kind: 'admitted' };
     if (row?.owner && row.owner !== envelope.actor.id) return { kind: 'foreign' };
+    if (requestDigest && row?.digest && row.digest !== requestDigest) return { kind: 'different' };
     if (row?.outcome) return { kind: 'handled', outcome: row.outcome };
     // Settled without an outcome: the workers gave up on it (it is in the dead letters).
     if (row?.given_up) return { kind: 'handled', outcome: givenUp };

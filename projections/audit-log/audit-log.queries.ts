@@ -1,10 +1,12 @@
 import type { Queryable } from '#infra/db/database.ts';
+import { EXACT_COUNT_LIMIT as EXACT_LIMIT } from '../competitor-list/competitor-list.queries.ts';
+import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
 import {
   containsPattern,
-  EXACT_COUNT_LIMIT as EXACT_LIMIT,
-} from '../competitor-list/competitor-list.queries.ts';
-import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
-import { countedSearchPage, type SearchPageCache, type SearchTable } from '../search-pages.ts';
+  countedSearchPage,
+  type SearchPageCache,
+  type SearchTable,
+} from '../search-pages.ts';
 
 export const auditSortColumns = ['time', 'actor', 'type', 'competitor'] as const;
 export type AuditSortColumn = (typeof auditSortColumns)[number];
@@ -61,7 +63,7 @@ const searchTable: SearchTable = {
   table: 'audit_log',
   id: 'position',
   idType: 'bigint',
-  where: 'search_text LIKE $1',
+  where: 'search_text LIKE lower($1)',
   columns: selectColumns,
 };
 
@@ -105,7 +107,7 @@ export async function listAudit(
     if (cached) return cached;
     return deepSearchPage(db, { ...query, sort });
   }
-  const where = 'WHERE search_text LIKE $1';
+  const where = 'WHERE search_text LIKE lower($1)';
   const params = [containsPattern(query.search)];
   const { rows: counted } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM (SELECT 1 FROM audit_log ${where} LIMIT ${EXACT_LIMIT + 1}) t`,
@@ -135,7 +137,7 @@ export async function listAudit(
       `SELECT ${selectColumns} FROM audit_log
        WHERE position IN (SELECT position FROM (SELECT ${walkColumns} FROM audit_log ORDER BY ${walk}
                                                 LIMIT ${WALK_ROWS}) w
-                          WHERE w.search_text LIKE $1 ORDER BY ${walk} LIMIT ${query.perPage})
+                          WHERE w.search_text LIKE lower($1) ORDER BY ${walk} LIMIT ${query.perPage})
        ORDER BY ${order}`,
       params,
     );
@@ -193,7 +195,7 @@ async function deepSearchPage(
   const { key, nulls } = matchKeys[query.sort.column];
   const direction = query.sort.direction === 'asc' ? 'ASC' : 'DESC';
   const { rows } = await db.query<AuditRow & { m_total: number; m_page: number }>(
-    `WITH m AS MATERIALIZED (SELECT position, ${key} AS k FROM audit_log WHERE search_text LIKE $1),
+    `WITH m AS MATERIALIZED (SELECT position, ${key} AS k FROM audit_log WHERE search_text LIKE lower($1)),
        c AS (SELECT count(*)::int AS n FROM m),
        p AS (SELECT n, least($2::bigint, greatest(1, ceil(n / $3::numeric)))::int AS page FROM c),
        ids AS (SELECT position FROM m ORDER BY k ${direction} ${nulls}, position ${direction}

@@ -2,7 +2,12 @@ import type { Queryable } from '#infra/db/database.ts';
 import type { CompetitorRow } from './competitor-row.ts';
 import { fromDbRow } from './competitor-list.writer.ts';
 import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
-import { countedSearchPage, type SearchPageCache, type SearchTable } from '../search-pages.ts';
+import {
+  containsPattern,
+  countedSearchPage,
+  type SearchPageCache,
+  type SearchTable,
+} from '../search-pages.ts';
 
 export const competitorSortColumns = ['rank', 'name', 'segment', 'threat', 'updated'] as const;
 export type CompetitorSortColumn = (typeof competitorSortColumns)[number];
@@ -57,15 +62,12 @@ type DbRow = Parameters<typeof fromDbRow>[0];
 const selectColumns = `id, name, website, segment_id, segment_name, threat, headquarters, rank, strengths, weaknesses,
   pricing, general, note_meta, version, created_at, updated_at`;
 
-/** `%term%` for ILIKE-style matching on the lower-cased search text, with wildcards in the term escaped. */
-export const containsPattern = (term: string): string => `%${term.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`;
-
 /** The competitor list as searched (deep pages of a search: `cachedSearchPage`). */
 const searchTable: SearchTable = {
   table: 'competitor_list',
   id: 'id',
   idType: 'uuid',
-  where: 'search_text LIKE $1',
+  where: 'search_text LIKE lower($1)',
   columns: selectColumns,
 };
 
@@ -96,7 +98,7 @@ export async function listCompetitors(
   }
   if (!query.search) return rankPage(db, query, sort.direction);
   // From here on, a search.
-  const where = 'WHERE search_text LIKE $1';
+  const where = 'WHERE search_text LIKE lower($1)';
   const params: unknown[] = [containsPattern(query.search)];
   if (query.page > 1) {
     const cached = await countedSearchPage<DbRow>(
@@ -213,7 +215,7 @@ async function deepSearchPage(
 ): Promise<ListResult> {
   const direction = sort.direction === 'asc' ? 'ASC' : 'DESC';
   const { rows } = await db.query<DbRow & { m_total: number; m_page: number }>(
-    `WITH m AS MATERIALIZED (SELECT id, ${matchKeys[sort.column]} AS k FROM competitor_list WHERE search_text LIKE $1),
+    `WITH m AS MATERIALIZED (SELECT id, ${matchKeys[sort.column]} AS k FROM competitor_list WHERE search_text LIKE lower($1)),
        c AS (SELECT count(*)::int AS n FROM m),
        p AS (SELECT n, least($2::bigint, greatest(1, ceil(n / $3::numeric)))::int AS page FROM c),
        ids AS (SELECT id FROM m ORDER BY k ${direction}, id ${direction}

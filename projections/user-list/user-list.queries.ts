@@ -1,7 +1,12 @@
 import type { Role } from '#events/user/fields.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
-import { cachedSearchPage, type SearchPageCache, type SearchTable } from '../search-pages.ts';
+import {
+  cachedSearchPage,
+  containsPattern,
+  type SearchPageCache,
+  type SearchTable,
+} from '../search-pages.ts';
 
 export interface UserRow {
   id: string;
@@ -50,7 +55,7 @@ const pageIndexes: Record<UserSortColumn, { asc: PageIndexSort; desc: PageIndexS
   created: bothWays('user_list', 'user_list_pages_created', ['created_at'], 'id'),
 };
 
-const searchCondition = `lower(display_name || ' ' || email || ' ' || role) LIKE $1`;
+const searchCondition = `lower(display_name || ' ' || email || ' ' || role) LIKE lower($1)`;
 const searchTable: SearchTable = {
   table: 'user_list',
   id: 'id',
@@ -79,7 +84,7 @@ export async function listUsers(
   }
   const direction = sort.direction === 'desc' ? 'DESC' : 'ASC';
   const order = `${orderBy[sort.column]} ${direction}, id ${direction}`;
-  const pattern = `%${query.search.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`;
+  const pattern = containsPattern(query.search);
   if (query.page > 1 && pages) {
     const cached = await cachedSearchPage<UserRow>(
       db,

@@ -18,7 +18,7 @@ export interface NewAccount {
 
 /**
  * Creates a user: the password hash goes to `user_credentials` (never into an event), then the
- * `AddUser` command records the user. A rejected command (say, the email is taken) removes the hash.
+ * `AddUser` command records the user. A rejected command (say, the email is taken) removes the hash it stored.
  */
 export async function createAccount(
   db: Queryable,
@@ -41,7 +41,9 @@ export async function createAccount(
     type: 'AddUser',
     payload: { userId, email: account.email, displayName: account.displayName, role: account.role },
   });
-  if (outcome?.status === 'rejected')
+  // Only a hash this call stored is removed: with a caller-chosen id, an existing row may be another
+  // user's (a key that names an existing user is refused, and must not cost that user their password).
+  if (outcome?.status === 'rejected' && inserted.rowCount === 1)
     await db.query('DELETE FROM user_credentials WHERE user_id = $1', [userId]);
   return { userId, outcome };
 }

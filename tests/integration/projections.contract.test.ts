@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { eventRegistry } from '#events/all-events.ts';
 import { compareCheckpoints, startOfLog, type Checkpoint, type RecordedEvent } from '#events/envelope.ts';
 import { createEventStore, type EventStore } from '#events/store/event-store.ts';
@@ -50,10 +50,15 @@ describe.each(databaseBackends)('projections on %s', (backend) => {
     expect(await findCompetitor(db.pool, command.payload.competitorId)).toMatchObject({
       name: command.payload.name,
     });
-    // Reactors heard about it, after the commit, with positions.
-    expect(
-      reacted.some((r) => r.projection === 'competitor-list' && r.positions.includes(target.position)),
-    ).toBe(true);
+    // Reactors hear about it after the commit, with positions: the runner calls them once its NOTIFY
+    // is sent, which may be after this watcher (another listener) has seen the checkpoint.
+    await vi.waitFor(
+      () =>
+        expect(
+          reacted.some((r) => r.projection === 'competitor-list' && r.positions.includes(target.position)),
+        ).toBe(true),
+      { timeout: 5_000 },
+    );
   });
 
   it('times out waiting for a position nobody will reach', async () => {

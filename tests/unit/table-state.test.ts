@@ -39,6 +39,23 @@ describe('table state (docs/behaviour.md §1, §3)', () => {
     expect(parseTableState({ search: `  ${'x'.repeat(500)}  ` }, sortable).search).toHaveLength(200);
   });
 
+  it('cuts a long search at a whole character, never inside an emoji', () => {
+    const emoji = '\u{1F600}';
+    const cut = parseTableState({ search: `${'a'.repeat(199)}${emoji}` }, sortable).search;
+    expect(cut).toBe('a'.repeat(199));
+    expect(parseTableState({ search: `${'a'.repeat(198)}${emoji}` }, sortable).search).toBe(
+      `${'a'.repeat(198)}${emoji}`,
+    );
+  });
+
+  it('reads a page too large to hold exactly, however it is written, as too large (the last page)', () => {
+    for (const page of ['99999999999999999999', '1e30', '1E16', '1e400', '+1e20'])
+      expect(parseTableState({ page }, sortable).page, page).toBe(Number.MAX_SAFE_INTEGER);
+    for (const page of ['1e2', '100']) expect(parseTableState({ page }, sortable).page, page).toBe(100);
+    for (const page of ['-1e30', 'Infinity', '1e', 'e5', '0x10'])
+      expect(parseTableState({ page }, sortable).page, page).toBe(1);
+  });
+
   it('always writes all four parameters', () => {
     expect(toQueryString({ search: 'a b', sort: '', page: 2, perPage: 25 })).toBe(
       'search=a+b&sort=&page=2&perPage=25',

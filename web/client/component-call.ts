@@ -1,3 +1,4 @@
+import { newKey } from './fresh-keys.ts';
 import { markSent } from './own-changes.ts';
 
 /** The answer of a component call (see the server's component protocol). */
@@ -52,7 +53,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * the page it came from, so the answer can carry that page's fresh regions (see `showChange`).
  */
 export async function callComponent(component: string, request: ComponentRequest): Promise<ComponentAnswer> {
-  const key = crypto.randomUUID();
+  const key = newKey();
   markSent(key);
   const view = request.view === undefined ? `${location.pathname}${location.search}` : request.view;
   const call = { ...request, view: view ?? undefined };

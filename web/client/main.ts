@@ -3,6 +3,7 @@ import { hydrateRoot } from 'react-dom/client';
 import { installActionConfirmation, installAutoRefresh } from './confirm-action.ts';
 import { installDeleteConfirmation } from './confirm-delete.ts';
 import { installDataTables } from './data-table.ts';
+import { installFreshKeys } from './fresh-keys.ts';
 import { islands } from './islands.ts';
 import { installNotesDialog } from './notes-dialog.ts';
 import { installPrint } from './print.ts';
@@ -24,6 +25,7 @@ async function hydrateIslands(): Promise<void> {
   );
 }
 
+installFreshKeys();
 installDataTables();
 installDeleteConfirmation();
 installActionConfirmation();

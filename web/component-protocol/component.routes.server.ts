@@ -1,4 +1,4 @@
-import { ForbiddenError, NotFoundError, ValidationError } from '#infra/errors.ts';
+import { ForbiddenError, NotFoundError, UnsupportedMediaTypeError, ValidationError } from '#infra/errors.ts';
 import { can } from '../auth/permissions.ts';
 import { dispatchAndWaitVisible } from '../commands.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
@@ -25,9 +25,19 @@ export const componentRoutes = (pages: readonly RouteDef[]): RouteDef[] => [
       : undefined;
     if (!definition)
       throw new NotFoundError(`There is no component named ${JSON.stringify(ctx.params.component)}.`);
+    if (!ctx.is('json'))
+      throw new UnsupportedMediaTypeError(
+        'Component calls must be sent as JSON (Content-Type: application/json).',
+      );
     const request = componentRequestSchema.safeParse(ctx.request.body);
-    if (!request.success)
-      throw new ValidationError(request.error.issues[0]?.message ?? 'The request is not a component call.');
+    if (!request.success) {
+      const issue = request.error.issues[0];
+      throw new ValidationError(
+        issue?.path[0] === 'payload'
+          ? 'A component call needs its "payload" field (the data of the event or method).'
+          : (issue?.message ?? 'The request is not a component call.'),
+      );
+    }
     const { event, method, payload, expect, view } = request.data;
     const calls = event !== undefined ? definition.events : definition.methods;
     const name = event ?? method ?? '';

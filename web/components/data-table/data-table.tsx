@@ -44,6 +44,10 @@ export interface DataTableProps<Row> {
 export const formatCount = (count: ResultCount): string =>
   count.exact ? formatNumber(count.value) : `about ${formatNumber(count.value)}`;
 
+/** "1 competitor", "2 competitors", "about 50,000 competitors". */
+const countWithNoun = (count: ResultCount, noun: string): string =>
+  `${formatCount(count)} ${count.value === 1 && count.exact ? noun.replace(/s$/, '') : noun}`;
+
 /** The sentence the live region announces after a refresh. */
 export function tableSummary(
   state: TableState,
@@ -57,7 +61,7 @@ export function tableSummary(
     sort && column
       ? `Sorted by ${column.label.toLowerCase()}, ${sort.direction === 'asc' ? 'ascending' : 'descending'}`
       : 'Default order';
-  const results = `${formatCount(count)} ${count.value === 1 && count.exact ? noun.replace(/s$/, '') : noun}`;
+  const results = countWithNoun(count, noun);
   return `${sorted} — ${results}${state.search ? ` matching “${state.search}”` : ''}`;
 }
 
@@ -143,7 +147,7 @@ export function DataTable<Row>(props: DataTableProps<Row>): ReactElement {
         )}
         <footer className="data-table__footer">
           <p className="data-table__count">
-            {formatCount(count)} {noun}
+            {countWithNoun(count, noun)}
             {rows.length > 0 &&
               ` · page ${formatNumber(state.page)} of ${count.exact ? '' : 'about '}${formatNumber(lastPage)}`}
           </p>

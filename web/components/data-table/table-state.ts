@@ -20,22 +20,34 @@ export const initialTableState: TableState = { search: '', sort: '', page: 1, pe
 type QueryValue = string | string[] | null | undefined;
 const single = (value: QueryValue): string => (Array.isArray(value) ? (value.at(-1) ?? '') : (value ?? ''));
 
+/** A positive number as written in a URL: digits, maybe a fraction, maybe an exponent (`1e30`). */
+const POSITIVE_NUMBER = /^\+?(\d+\.?\d*|\.\d+)(e\+?\d+)?$/i;
+
+/** At most `max` UTF-16 units, never ending in half of a character (an emoji cut in two). */
+function cutAtCharacter(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
+
 /**
  * Reads the four parameters leniently: invalid values never produce an error page. An unknown sort
  * column is ignored; a bad page becomes 1 (too-large pages, even ones beyond the safe integers, are
  * clamped once the count is known); a perPage outside the offered sizes becomes 15.
  */
 export function parseTableState(query: Record<string, QueryValue>, sortable: readonly string[]): TableState {
-  const search = single(query.search).trim().slice(0, SEARCH_MAX_LENGTH);
+  const search = cutAtCharacter(single(query.search).trim(), SEARCH_MAX_LENGTH);
   const sortMatch = /^([a-z_]+):(asc|desc)$/.exec(single(query.sort));
   const sort = sortMatch && sortable.includes(sortMatch[1] ?? '') ? single(query.sort) : '';
   const rawPage = single(query.page).trim();
-  const pageNumber = Number(rawPage);
-  // A whole number too big to hold exactly is still a too-large page (clamped to the last one), not a bad one.
+  // Only decimal notation: `Number` would also read hex (0x10) and binary.
+  const pageNumber = POSITIVE_NUMBER.test(rawPage) ? Number(rawPage) : Number.NaN;
+  // A number too big to hold exactly (999…9, 1e30, 1e400) is still a too-large page (clamped to the
+  // last one), not a bad one.
   const page =
     Number.isSafeInteger(pageNumber) && pageNumber >= 1
       ? pageNumber
-      : /^\+?\d+$/.test(rawPage) && pageNumber > Number.MAX_SAFE_INTEGER
+      : pageNumber > Number.MAX_SAFE_INTEGER
         ? Number.MAX_SAFE_INTEGER
         : 1;
   const perPageNumber = Number(single(query.perPage));

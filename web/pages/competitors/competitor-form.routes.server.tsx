@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Command } from '#events/command.ts';
+import { text } from '#events/text.ts';
 import { competitorFieldNames, competitorFields, type CompetitorFields } from '#events/competitor/fields.ts';
-import { NotFoundError } from '#infra/errors.ts';
+import { NotFoundError, ValidationError } from '#infra/errors.ts';
 import { findCompetitor } from '#projections/competitor-list/competitor-list.queries.ts';
 import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
@@ -22,7 +23,8 @@ import {
 const formKeys = [...competitorFieldNames, 'expectedVersion', 'baseSegmentId'] as const;
 const expectedVersion = z.coerce.number().int().nonnegative().optional();
 /** The segment the edit form showed: only a change from it moves the competitor (decision 0013). */
-const baseSegmentId = z.string().trim().min(1).max(64).optional();
+const baseSegmentId = text('Segment').trim().min(1).max(64).optional();
+const staleFormMessage = 'This form is damaged or out of date. Reload the page and make your change again.';
 
 export const competitorReadModels = ['competitor-list'] as const;
 
@@ -135,14 +137,12 @@ export const competitorFormRoutes: RouteDef[] = [
       command: (fields, values) => {
         const version = expectedVersion.safeParse(values.expectedVersion || undefined);
         const base = baseSegmentId.safeParse(values.baseSegmentId || undefined);
+        // Both come from the form as the page rendered it: anything else is a form from elsewhere, and
+        // saving it without them would silently overwrite whatever changed meanwhile.
+        if (!version.success || !base.success) throw new ValidationError(staleFormMessage);
         return {
           type: 'UpdateCompetitor',
-          payload: {
-            ...fields,
-            competitorId: c.id,
-            expectedVersion: version.success ? version.data : undefined,
-            baseSegmentId: base.success ? base.data : undefined,
-          },
+          payload: { ...fields, competitorId: c.id, expectedVersion: version.data, baseSegmentId: base.data },
         };
       },
       done: (fields) => `${fields.name} was saved.`,
@@ -151,25 +151,22 @@ export const competitorFormRoutes: RouteDef[] = [
   }),
 
   route('POST', '/competitors/:id/delete', 'competitors.delete', async (ctx, deps) => {
-    const key = idempotencyKey(ctx);
-    const earlier = key ? await deps.store.findOutcome(key) : undefined;
-    if (earlier?.status === 'accepted') {
-      // This same delete again (a double submit, a retry after a lost answer): it is done already.
-      addFlash(ctx, { kind: 'success', text: 'The competitor was deleted.' });
-      return ctx.redirect('/competitors');
-    }
-    const c = await loadCompetitor(deps, ctx.params.id);
+    // A retry of a delete that went through finds the competitor gone: with its key it still goes to the
+    // gateway, which answers the first outcome (or refuses a key of another user or request).
+    const id = ctx.params.id ?? '';
+    const c = await findCompetitor(deps.db.pool, id);
+    if (!c && !idempotencyKey(ctx)) throw new NotFoundError('This competitor does not exist or was deleted.');
     const { outcome } = await dispatchAndWaitVisible(
       ctx,
       deps,
-      { type: 'DeleteCompetitor', payload: { competitorId: c.id } },
+      { type: 'DeleteCompetitor', payload: { competitorId: id } },
       competitorReadModels,
     );
     addFlash(
       ctx,
       outcome?.status === 'rejected'
         ? { kind: 'error', text: outcome.message }
-        : { kind: 'success', text: `${c.name} was deleted.` },
+        : { kind: 'success', text: `${c?.name ?? 'The competitor'} was deleted.` },
     );
     ctx.redirect('/competitors');
   }),

@@ -62,11 +62,15 @@ const moveValue = z
     const [id, direction] = v.split(':') as [string, 'up' | 'down'];
     return { id, direction };
   });
+const staleMove = 'This page is out of date. Reload it and move again.';
 const moveForm = z.object({
   move: moveValue.optional(),
   segment: moveValue.optional(),
-  expect: z.coerce.number().int().nonnegative(),
+  expect: z.coerce.number({ error: staleMove }).int(staleMove).nonnegative(staleMove),
 });
+/** The form's first problem, in words; `missing` when it names nothing to move. */
+const moveProblem = (form: z.ZodSafeParseResult<unknown>, missing: string): string =>
+  form.success ? missing : (form.error.issues[0]?.message ?? missing);
 
 /** Swaps `id` with its neighbour; false if there is none that way. */
 function swap(list: string[], id: string, direction: 'up' | 'down'): boolean {
@@ -129,7 +133,7 @@ export const orderingRoutes: RouteDef[] = [
   route('POST', '/ranking/move', 'ranking.reorder', async (ctx, deps) => {
     const form = moveForm.safeParse(ctx.request.body);
     if (!form.success || !form.data.move)
-      throw new ValidationError('Choose a competitor to move up or down.');
+      throw new ValidationError(moveProblem(form, 'Choose a competitor to move up or down.'));
     const { id, direction } = form.data.move;
     const { rows, complete } = await loadRanking(deps);
     if (!complete) throw new ValidationError('This ranking is too long to reorder here; use the table.');
@@ -150,7 +154,8 @@ export const orderingRoutes: RouteDef[] = [
   route('POST', '/segments/move', 'segments.reorder', async (ctx, deps) => {
     const form = moveForm.safeParse(ctx.request.body);
     const target = form.success ? (form.data.move ?? form.data.segment) : undefined;
-    if (!form.success || !target) throw new ValidationError('Choose a competitor or segment to move.');
+    if (!form.success || !target)
+      throw new ValidationError(moveProblem(form, 'Choose a competitor or segment to move.'));
     const board = await loadBoard(deps, true);
     if (!board.sortable) throw new ValidationError('This board is too large to reorder here; use the table.');
     const segmentIds = board.segments.map((s) => s.id);
