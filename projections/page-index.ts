@@ -1,4 +1,5 @@
 import type { Queryable } from '#infra/db/database.ts';
+import { prepared } from '#infra/db/prepared.ts';
 
 /**
  * One sort of a list table with a page index (infra/migrations/015_page_index.sql,
@@ -43,10 +44,9 @@ export async function pageBySort<R>(
     sql = pageSql(sort, columns, limit);
     sqlCache.set(cacheKey, sql);
   }
-  const { rows } = await db.query<R & { pi_total: number; pi_page: number; pi_count: number }>(sql, [
-    page,
-    limit,
-  ]);
+  const { rows } = await db.query<R & { pi_total: number; pi_page: number; pi_count: number }>(
+    prepared(sql, [page, limit]),
+  );
   const first = rows[0];
   // A backwards last page is shorter than perPage: only its window's rows belong to it.
   const result = rows

@@ -1,4 +1,5 @@
 import type { Queryable } from '#infra/db/database.ts';
+import { prepared } from '#infra/db/prepared.ts';
 import type { CompetitorRow } from './competitor-row.ts';
 import { fromDbRow } from './competitor-list.writer.ts';
 import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
@@ -157,11 +158,13 @@ async function rankPage(db: Queryable, query: ListQuery, direction: 'asc' | 'des
       ? 'WHERE rank > (p.page - 1) * $2::bigint ORDER BY rank ASC'
       : 'WHERE rank <= p.n - (p.page - 1) * $2::bigint ORDER BY rank DESC';
   const { rows } = await db.query<Partial<DbRow> & { m_total: number; m_page: number }>(
-    `WITH t AS (SELECT coalesce(max(rank), 0)::int AS n FROM competitor_list),
+    prepared(
+      `WITH t AS (SELECT coalesce(max(rank), 0)::int AS n FROM competitor_list),
        p AS (SELECT n, least($1::bigint, greatest(1, ceil(n / $2::numeric)))::int AS page FROM t)
      SELECT p.n AS m_total, p.page AS m_page, c.*
      FROM p LEFT JOIN LATERAL (SELECT ${selectColumns} FROM competitor_list ${seek} LIMIT ${query.perPage}) c ON true`,
-    [query.page, query.perPage],
+      [query.page, query.perPage],
+    ),
   );
   const total = rows[0]?.m_total ?? 0;
   return {

@@ -3,12 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventStore } from '#events/store/event-store.ts';
 import { lockDataDir } from '#infra/db/data-dir-lock.ts';
 import { openEmbeddedDatabase } from '#infra/db/open-embedded.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { competitorListProjection } from '#projections/competitor-list/competitor-list.projection.ts';
+import { listCompetitors } from '#projections/competitor-list/competitor-list.queries.ts';
 import { RebuildBusyError, takeRebuildLease } from '#projections/rebuild/rebuild-lease.ts';
 import { rebuildProjections } from '#projections/rebuild/rebuild.ts';
 import type { ProjectionRunner } from '#projections/runner.ts';
@@ -56,6 +58,22 @@ describe.each(databaseBackends)('rebuilding projections on %s', (backend) => {
     const { rows: before } = await db.pool.query<{ indexname: string }>(
       `SELECT indexname FROM pg_indexes WHERE tablename = 'competitor_list' ORDER BY indexname`,
     );
+    // Page statements are prepared per connection (infra/db/prepared.ts): one connection prepares them
+    // on the old tables here and must read the new ones after the swap. The embedded pool is that one
+    // connection; on Postgres it is a connection of its own, idle (no transaction) during the rebuild.
+    await db.pool.query(`UPDATE competitor_list SET name = 'corrupted' WHERE rank = 1`);
+    const own = db.url ? new pg.Client({ connectionString: db.url }) : undefined;
+    await own?.connect();
+    const reader = own ?? db.pool;
+    const pages = () =>
+      Promise.all(
+        (['rank', 'name'] as const).map((column) =>
+          listCompetitors(reader, { search: '', sort: { column, direction: 'asc' }, page: 1, perPage: 15 }),
+        ),
+      );
+    const namesOf = (results: Awaited<ReturnType<typeof pages>>) =>
+      results.map((r) => r.rows.map((row) => row.name));
+    expect(namesOf(await pages()).flat()).toContain('corrupted');
     const summaries = await rebuildProjections(db, store, allProjections, { batchSize: 400 });
     expect(summaries.map((s) => s.projection)).toEqual(allProjections.map((p) => p.name));
     const list = summaries.find((s) => s.projection === 'competitor-list');
@@ -64,6 +82,16 @@ describe.each(databaseBackends)('rebuilding projections on %s', (backend) => {
       `SELECT count(*)::int AS n FROM competitor_list WHERE name = 'corrupted'`,
     );
     expect(rows[0]?.n).toBe(0);
+    try {
+      const fresh = await pages();
+      expect(namesOf(fresh).flat()).not.toContain('corrupted');
+      const { rows: expected } = await db.pool.query<{ name: string }>(
+        'SELECT name FROM competitor_list ORDER BY lower(name), id LIMIT 15',
+      );
+      expect(namesOf(fresh)[1]).toEqual(expected.map((r) => r.name));
+    } finally {
+      await own?.end();
+    }
     const { rows: after } = await db.pool.query<{ indexname: string }>(
       `SELECT indexname FROM pg_indexes WHERE tablename = 'competitor_list' ORDER BY indexname`,
     );

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { Queryable } from '#infra/db/database.ts';
+import { prepared } from '#infra/db/prepared.ts';
 import { sessionTokenPattern } from '../input.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
 import { hmac, setCookie, type CookieNames } from './cookies.server.ts';
@@ -48,11 +49,13 @@ export async function sessionById(
   const { rows } = await db.query<
     SessionUser & { disabled: boolean; lastSeen: Date; createdAt: Date; expiresAt: Date }
   >(
-    `SELECT u.id, u.email, u.display_name AS name, u.role, u.disabled, s.last_seen_at AS "lastSeen",
-            s.created_at AS "createdAt", s.expires_at AS "expiresAt"
-     FROM sessions s JOIN user_list u ON u.id = s.user_id
-     WHERE s.id = $1 AND s.expires_at > now()`,
-    [id],
+    prepared(
+      `SELECT u.id, u.email, u.display_name AS name, u.role, u.disabled, s.last_seen_at AS "lastSeen",
+              s.created_at AS "createdAt", s.expires_at AS "expiresAt"
+       FROM sessions s JOIN user_list u ON u.id = s.user_id
+       WHERE s.id = $1 AND s.expires_at > now()`,
+      [id],
+    ),
   );
   const row = rows[0];
   if (!row) return undefined;
