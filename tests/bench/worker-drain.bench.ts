@@ -10,7 +10,7 @@
  * a large share of raw's time per message; worker vs raw-parse is the worker's own overhead (shape check,
  * lanes, answers, settle and ack bookkeeping).
  *
- *   npx tsx tests/bench/worker-drain.bench.ts [--messages=20000] [--rounds=5] [--competitors=64]
+ *   npx tsx tests/bench/worker-drain.bench.ts [--messages=100000] [--rounds=5] [--competitors=64]
  *     [--subjects=worker,raw,raw-parse]
  */
 import { randomUUID } from 'node:crypto';
@@ -25,7 +25,7 @@ import { redisUrl, silentLog, uniqueSuffix } from './support/services.ts';
 import { reportMachine } from './support/machine.ts';
 import { medianSpread, report } from './support/stats.ts';
 
-const messages = knob('messages', 20_000);
+const messages = knob('messages', 100_000);
 const rounds = knob('rounds', 5);
 const competitors = knob('competitors', 64);
 const BATCH = 100;
