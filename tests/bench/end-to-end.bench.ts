@@ -93,6 +93,7 @@ async function sustained(runtime: Runtime, ids: readonly string[]) {
   );
   return {
     rate: done / ((performance.now() - started) / 1000),
+    done,
     failed,
     latency: summarize(timings.map((t) => t.projectedMs)),
     accepted: summarize(timings.map((t) => t.acceptedMs)),
@@ -153,6 +154,28 @@ const config = loadConfig({
 let runtime: Runtime | undefined;
 // The baselines' own connections (the runtime keeps its pool of 10 to itself).
 const pool = new pg.Pool({ connectionString: scratch.url, max: Math.max(2, baselineWriters) });
+
+/**
+ * WAL the server has written so far, in bytes. The difference around a run is how much that run wrote
+ * (rows, index entries, full-page images): a command's write volume against a baseline row's is the
+ * write amplification of the read models every command keeps up to date.
+ */
+const walBytes = async (): Promise<number> => {
+  const { rows } = await pool.query<{ bytes: string }>(
+    `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text AS bytes`,
+  );
+  return Number(rows[0]?.bytes);
+};
+const plainRows = async (): Promise<number> =>
+  (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM bench_plain')).rows[0]?.n ?? 0;
+
+/** The batched-insert baseline, with the WAL it wrote per row. */
+async function baselineRun(): Promise<{ rate: number; walPerRow: number }> {
+  const [wal, rows] = [await walBytes(), await plainRows()];
+  const rate = await batchedInserts(pool, { seconds: baselineSeconds, writers: baselineWriters });
+  const written = (await plainRows()) - rows;
+  return { rate, walPerRow: ((await walBytes()) - wal) / Math.max(1, written) };
+}
 try {
   runtime = await startRuntime(config, silentLog, { purpose: 'bench' });
   await bootstrapContent(runtime.store, runtime.route, { demoData: false });
@@ -170,17 +193,24 @@ try {
 
   const rates: number[] = [];
   const baselines: number[] = [];
+  const walPerCommand: number[] = [];
+  const walPerRow: number[] = [];
   const closedP50: number[] = [];
   const closedP99: number[] = [];
   const acceptedP50: number[] = [];
   let sustainedFailures = 0;
   for (let round = 0; round < rounds; round++) {
     const first = round % 2 === 0;
-    if (!first)
-      baselines.push(await batchedInserts(pool, { seconds: baselineSeconds, writers: baselineWriters }));
+    const baselineRound = async () => {
+      const base = await baselineRun();
+      baselines.push(base.rate);
+      walPerRow.push(base.walPerRow);
+    };
+    if (!first) await baselineRound();
+    const walBefore = await walBytes();
     const result = await sustained(runtime, ids);
-    if (first)
-      baselines.push(await batchedInserts(pool, { seconds: baselineSeconds, writers: baselineWriters }));
+    walPerCommand.push(((await walBytes()) - walBefore) / Math.max(1, result.done));
+    if (first) await baselineRound();
     rates.push(result.rate);
     closedP50.push(result.latency.p50);
     closedP99.push(result.latency.p99);
@@ -207,6 +237,7 @@ try {
     p99_ms: medianSpread(closedP99).median,
     accepted_p50_ms: medianSpread(acceptedP50).median,
     failed: sustainedFailures,
+    wal_bytes_per_command: Math.round(medianSpread(walPerCommand).median),
   });
   report('end-to-end.baseline.batched-unnest-insert', {
     writers: baselineWriters,
@@ -214,6 +245,16 @@ try {
     rows_per_s: Math.round(baseline.median),
     min: Math.round(baseline.min),
     max: Math.round(baseline.max),
+    wal_bytes_per_row: Math.round(medianSpread(walPerRow).median),
+  });
+  // How many baseline rows' worth of writing one command does (its events, outcome, inbox row and every
+  // read model with its indexes): at equal write throughput, the sustained rate cannot pass the baseline
+  // divided by this.
+  const amplification = medianSpread(walPerCommand.map((w, i) => w / (walPerRow[i] ?? Number.NaN)));
+  report('end-to-end.write-amplification', {
+    wal_per_command_vs_baseline_row: amplification.median,
+    min: amplification.min,
+    max: amplification.max,
   });
   report('end-to-end.ratio.sustained-vs-batched-insert', {
     pct: ratio.median,
