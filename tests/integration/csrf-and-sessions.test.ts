@@ -375,6 +375,20 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
         const token = /<meta name="csrf-token" content="([^"]+)"/.exec(await page.text())?.[1] ?? '';
         expect(token).not.toBe('');
 
+        // The same host over plain http is another origin: a page served there cannot post here.
+        const downgraded = await fetch(`${url}/login`, {
+          method: 'POST',
+          headers: {
+            ...proxied,
+            Origin: 'http://rivals.example',
+            Cookie: cookie(),
+            'Content-Type': 'application/x-www-form-urlencoded',
+          },
+          body: new URLSearchParams({ email: testEmails.viewer, password: TEST_PASSWORD, _csrf: token }),
+          redirect: 'manual',
+        });
+        expect(downgraded.status).toBe(403);
+        expect(sessionSetCookie(downgraded, httpsNames.session)).toBeUndefined();
         const signIn = await fetch(`${url}/login`, {
           method: 'POST',
           headers: {

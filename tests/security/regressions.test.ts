@@ -65,7 +65,15 @@ describe.each(securityBackends)('issue 9 repros on %s', (backend) => {
       expect(await handshakeResult(socket)).toEqual({ connected: false, message: 'sign in first' });
     }
     const host = new URL(app.url).host;
-    for (const origin of ['null', 'garbage', `http://${host}.evil.example`, 'http://[::1', '']) {
+    // …and our own host under the other scheme is another origin too.
+    for (const origin of [
+      'null',
+      'garbage',
+      `http://${host}.evil.example`,
+      'http://[::1',
+      '',
+      `https://${host}`,
+    ]) {
       const socket = app.socket({ cookie: editor.cookieHeader(), origin });
       expect(await handshakeResult(socket), origin).toEqual({
         connected: false,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import { ForbiddenError } from '#infra/errors.ts';
+import { originMatches } from '../input.server.ts';
 import { hmac, safeEqual, setCookie, type CookieNames } from './cookies.server.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -31,7 +32,7 @@ export function csrfMiddleware(options: {
     ctx.state.csrfToken = expected;
 
     if (!SAFE_METHODS.has(ctx.method)) {
-      if (!sameOrigin(ctx, options.trustProxy))
+      if (!sameOrigin(ctx, options))
         throw new ForbiddenError('This request came from another site and was blocked.');
       const body = ctx.request.body as Record<string, unknown> | undefined;
       const sent = ctx.get('X-CSRF-Token') || (typeof body?._csrf === 'string' ? body._csrf : '');
@@ -46,15 +47,11 @@ export function csrfMiddleware(options: {
 }
 
 /** Browsers say where a request came from; anything not same-origin is refused. */
-function sameOrigin(ctx: Context, trustProxy: boolean): boolean {
+function sameOrigin(ctx: Context, options: { https: boolean; trustProxy: boolean }): boolean {
   const site = ctx.get('Sec-Fetch-Site');
   if (site && site !== 'same-origin') return false;
   const origin = ctx.get('Origin');
   if (!origin) return true;
-  const host = (trustProxy && ctx.get('X-Forwarded-Host').split(',')[0]?.trim()) || ctx.get('Host');
-  try {
-    return new URL(origin).host === host;
-  } catch {
-    return false;
-  }
+  const host = (options.trustProxy && ctx.get('X-Forwarded-Host').split(',')[0]?.trim()) || ctx.get('Host');
+  return originMatches(origin, { https: options.https, host });
 }

@@ -84,7 +84,7 @@ export function createRealtime(options: {
         // A cross-site page (or a sandboxed iframe: Origin `null`) must not open a socket with the
         // visitor's cookie.
         const origin = headers.origin;
-        if (origin !== undefined && !originMatches(origin, headers.host))
+        if (origin !== undefined && !originMatches(origin, { https: sessions.https, host: headers.host }))
           return next(refusal('forbidden origin'));
         const token = readSessionToken(headers.cookie, sessions.cookies.session);
         if (!token) return next(refusal('sign in first'));
