@@ -375,31 +375,23 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
         const token = /<meta name="csrf-token" content="([^"]+)"/.exec(await page.text())?.[1] ?? '';
         expect(token).not.toBe('');
 
+        const signInFrom = (origin: string) =>
+          fetch(`${url}/login`, {
+            method: 'POST',
+            headers: {
+              ...proxied,
+              Origin: origin,
+              Cookie: cookie(),
+              'Content-Type': 'application/x-www-form-urlencoded',
+            },
+            body: new URLSearchParams({ email: testEmails.viewer, password: TEST_PASSWORD, _csrf: token }),
+            redirect: 'manual',
+          });
         // The same host over plain http is another origin: a page served there cannot post here.
-        const downgraded = await fetch(`${url}/login`, {
-          method: 'POST',
-          headers: {
-            ...proxied,
-            Origin: 'http://rivals.example',
-            Cookie: cookie(),
-            'Content-Type': 'application/x-www-form-urlencoded',
-          },
-          body: new URLSearchParams({ email: testEmails.viewer, password: TEST_PASSWORD, _csrf: token }),
-          redirect: 'manual',
-        });
+        const downgraded = await signInFrom('http://rivals.example');
         expect(downgraded.status).toBe(403);
         expect(sessionSetCookie(downgraded, httpsNames.session)).toBeUndefined();
-        const signIn = await fetch(`${url}/login`, {
-          method: 'POST',
-          headers: {
-            ...proxied,
-            Origin: 'https://rivals.example',
-            Cookie: cookie(),
-            'Content-Type': 'application/x-www-form-urlencoded',
-          },
-          body: new URLSearchParams({ email: testEmails.viewer, password: TEST_PASSWORD, _csrf: token }),
-          redirect: 'manual',
-        });
+        const signIn = await signInFrom('https://rivals.example');
         expect(signIn.status).toBe(302);
         const line = sessionSetCookie(signIn, httpsNames.session) ?? '';
         const attributes = line.split(';').map((part) => part.trim().toLowerCase());
