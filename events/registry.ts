@@ -32,6 +32,16 @@ export class EventRegistry {
     }
   }
 
+  /** Whether `type` is an event this code defines. */
+  knows(type: string): boolean {
+    return this.byType.has(type);
+  }
+
+  /** Every event type, sorted. */
+  types(): string[] {
+    return [...this.byType.keys()].sort();
+  }
+
   /** The current schema version for a type we are about to write; unknown types fail loudly. */
   versionOf(type: string): number {
     return this.definition(type).schemaVersion;

@@ -47,3 +47,5 @@ export function randomPassword(): string {
 }
 
 export const PASSWORD_MIN_LENGTH = 12;
+/** Sign-in refuses longer passwords (hashing one costs the same, reading it does not): none is ever set. */
+export const PASSWORD_MAX_LENGTH = 1024;

@@ -14,10 +14,17 @@ export const wholeNumber =
     return parsed.data;
   };
 
-export const isoTime = (value: string): Date => {
+const TIME_EXAMPLE = 'a date-time such as 2026-11-21T10:00:00Z';
+
+/** A date-time written out (a date at least): `new Date` alone would take "5" as the year 2001. */
+function dateTime(value: string): Date | undefined {
   const date = new Date(value);
-  if (Number.isNaN(date.getTime()))
-    throw new InvalidArgumentError('Expected a date-time such as 2026-11-21T10:00:00Z.');
+  return /^\d{4}-\d{2}-\d{2}/.test(value.trim()) && !Number.isNaN(date.getTime()) ? date : undefined;
+}
+
+export const isoTime = (value: string): Date => {
+  const date = dateTime(value);
+  if (!date) throw new InvalidArgumentError(`Expected ${TIME_EXAMPLE}.`);
   return date;
 };
 
@@ -62,12 +69,17 @@ export async function readPassword(prompt: string): Promise<string> {
 
 /** An event position (a whole number) or a date-time, for `--from` / `--to`. */
 export const positionOrTime = (value: string): { position: number } | { time: Date } => {
-  if (/^\d+$/.test(value)) return { position: Number(value) };
-  const date = new Date(value);
-  if (!/\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(date.getTime()))
-    throw new InvalidArgumentError(
-      'Expected an event position (a whole number) or a date-time such as 2026-11-21T10:00:00Z.',
-    );
+  if (/^\d+$/.test(value.trim())) {
+    const position = Number(value);
+    if (!Number.isSafeInteger(position))
+      throw new InvalidArgumentError(
+        `Expected an event position up to ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}.`,
+      );
+    return { position };
+  }
+  const date = dateTime(value);
+  if (!date)
+    throw new InvalidArgumentError(`Expected an event position (a whole number) or ${TIME_EXAMPLE}.`);
   return { time: date };
 };
 

@@ -40,6 +40,10 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
     pool,
     notifier,
     async close() {
+      // A failed statement's trailing protocol messages (its Sync) may still be on their way to PGlite
+      // when the caller already has the error; closing under them crashed or hung the process. One more
+      // statement through the same connection answers only after everything before it was handled.
+      await pool.query('SELECT 1').catch(() => undefined);
       await pool.end();
       await pglite.close();
     },

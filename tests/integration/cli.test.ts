@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,5 +124,44 @@ describe('operator commands', () => {
     expect(lines[0]?.type).toBe('SegmentAdded');
     expect(lines.filter((e) => e.type === 'CompetitorAdded')).toHaveLength(25);
     expect(new Set(lines.map((e) => e.position)).size).toBe(lines.length);
+  });
+
+  it('events:export refuses bad flags naming them, and an output it cannot write leaves files as they were', async () => {
+    const kept = path.join(dir, 'kept.ndjson');
+    await writeFile(kept, 'the previous export\n');
+    const refusals: [string[], string][] = [
+      [['--out', dir], `--out: cannot write ${dir}: it is a folder`],
+      [
+        ['--out', path.join(dir, 'missing', 'x.ndjson')],
+        `--out: cannot write ${path.join(dir, 'missing', 'x.ndjson')}: its folder does not exist`,
+      ],
+      [['--out', kept, '--type', 'Nope'], '--type: unknown event type Nope; known types: '],
+      [['--out', kept, '--from', '10', '--to', '3'], '--from is after --to: no event can match; swap them.'],
+      [
+        ['--out', kept, '--from', '99999999999999999999999'],
+        "option '--from <position|time>' argument '99999999999999999999999' is invalid. Expected an event position up to 9,007,199,254,740,991.",
+      ],
+      [['--out', kept, '--to', '5x'], "option '--to <position|time>' argument '5x' is invalid."],
+    ];
+    for (const [flags, message] of refusals) {
+      const refused = await cli(dir, ['events:export', ...flags]);
+      expect(refused.code, flags.join(' ')).toBe(1);
+      expect(refused.stderr, flags.join(' ')).toContain(message);
+      expect(refused.stderr, flags.join(' ')).not.toMatch(/\n\s+at /);
+    }
+    expect(await readFile(kept, 'utf8')).toBe('the previous export\n');
+    expect((await readdir(dir)).filter((f) => f.endsWith('.partial'))).toEqual([]);
+    const replay = await cli(dir, ['replay', '--to-time', '5']);
+    expect(replay.stderr).toContain(
+      "option '--to-time <time>' argument '5' is invalid. Expected a date-time such as 2026-11-21T10:00:00Z.",
+    );
+    // Sign-in refuses passwords over 1,024 characters: none may be set here either.
+    const long = await cli(
+      dir,
+      ['users:add', '--email', 'long@example.test', '--name', 'Long', '--role', 'viewer'],
+      `${'x'.repeat(1025)}\n`,
+    );
+    expect(long.code).toBe(1);
+    expect(long.stderr.trim()).toBe('The password must be at most 1024 characters.');
   });
 });

@@ -1,13 +1,13 @@
-import { createWriteStream } from 'node:fs';
 import type { Command } from 'commander';
 import { eventRegistry } from '#events/all-events.ts';
 import { exportEvents, type LogFilter } from '#events/store/export-log.ts';
 import { verifyLog } from '#events/store/verify-log.ts';
 import { list, positionOrTime, wholeNumber } from '#infra/cli/arguments.ts';
+import { OutputFileError, writeLinesAtomically, writeLinesToStdout } from '#infra/cli/output-file.ts';
 import { migrate } from '#infra/db/migrate.ts';
 import { openDatabase } from '#infra/db/open-database.ts';
 import { allProjections } from '#projections/all-projections.ts';
-import { config, log, withDatabase } from './cli-context.server.ts';
+import { config, log, UsageError, withDatabase } from './cli-context.server.ts';
 
 /** `migrate`, `projections:status`, `events:tail`, `events:export`: looking at the database and its log. */
 export function register(program: Command): void {
@@ -92,21 +92,20 @@ export function register(program: Command): void {
     .option('--type <types>', 'only these event types (comma-separated or repeated)', list)
     .option('--stream <stream>', 'only this stream')
     .action(async (options: { out?: string; type?: string[] } & Omit<LogFilter, 'types'>) => {
-      const filter: LogFilter = {
-        from: options.from,
-        to: options.to,
-        types: options.type,
-        stream: options.stream,
-      };
+      const filter = exportFilter(options);
       await withDatabase('events:export', async (db) => {
-        const out: NodeJS.WritableStream = options.out ? createWriteStream(options.out) : process.stdout;
         let count = 0;
-        for await (const event of exportEvents(db.pool, eventRegistry, filter)) {
-          if (!out.write(`${JSON.stringify(event)}\n`))
-            await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-          count++;
+        async function* lines() {
+          for await (const event of exportEvents(db.pool, eventRegistry, filter)) {
+            count++;
+            yield `${JSON.stringify(event)}\n`;
+          }
         }
-        if (options.out) await new Promise<void>((resolve) => out.end(() => resolve()));
+        if (options.out) {
+          await writeLinesAtomically(options.out, lines()).catch((error: unknown) => {
+            throw error instanceof OutputFileError ? new UsageError(`--out: ${error.message}`) : error;
+          });
+        } else if (!(await writeLinesToStdout(lines()))) return;
         process.stderr.write(`Exported ${count} events${options.out ? ` to ${options.out}` : ''}.\n`);
       });
     });
@@ -132,4 +131,22 @@ export function register(program: Command): void {
         process.exitCode = 1;
       });
     });
+}
+
+/** The export's filter, refused with the flag's name when it cannot match anything by construction. */
+function exportFilter(options: { type?: string[] } & Omit<LogFilter, 'types'>): LogFilter {
+  const unknown = (options.type ?? []).filter((type) => !eventRegistry.knows(type));
+  if (unknown.length > 0)
+    throw new UsageError(
+      `--type: unknown event type ${unknown.join(', ')}; known types: ${eventRegistry.types().join(', ')}.`,
+    );
+  const { from, to } = options;
+  const reversed =
+    from && to
+      ? 'position' in from && 'position' in to
+        ? from.position > to.position
+        : 'time' in from && 'time' in to && from.time > to.time
+      : false;
+  if (reversed) throw new UsageError('--from is after --to: no event can match; swap them.');
+  return { from, to, types: options.type, stream: options.stream };
 }

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { email as emailSchema, displayName, roles } from '#events/user/fields.ts';
 import { oneOf, readPassword } from '#infra/cli/arguments.ts';
-import { PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
 import { createCommandRouter } from '#services/command-router.ts';
 import { createAccount } from '#services/user/accounts.ts';
 import { catchUpProjections, operator, UsageError, withDatabase } from './cli-context.server.ts';
@@ -31,6 +31,8 @@ export function register(program: Command): void {
         const password = await readPassword('Password: ');
         if (password.length < PASSWORD_MIN_LENGTH)
           throw new UsageError(`The password must be at least ${PASSWORD_MIN_LENGTH} characters.`);
+        if (password.length > PASSWORD_MAX_LENGTH)
+          throw new UsageError(`The password must be at most ${PASSWORD_MAX_LENGTH} characters.`);
         await withDatabase('users:add', async (db, store) => {
           const route = createCommandRouter(store);
           const { outcome } = await createAccount(

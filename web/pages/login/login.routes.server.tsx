@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { hasControlCharacters, text } from '#events/text.ts';
 import { TooManyRequestsError } from '#infra/errors.ts';
-import { dummyHash, verifyPassword } from '#infra/passwords.ts';
+import { dummyHash, PASSWORD_MAX_LENGTH, verifyPassword } from '#infra/passwords.ts';
 import { findUserByEmail } from '#projections/user-list/user-list.queries.ts';
 import { checkPassword } from '#services/user/accounts.ts';
 import { addFlash } from '../../auth/flash.server.ts';
@@ -13,7 +13,9 @@ import { LoginPage } from './login.page.tsx';
 
 const loginForm = z.object({
   email: text('Email').trim().max(254, 'Email must be at most 254 characters.'),
-  password: z.string().max(1024, 'Password must be at most 1024 characters.'),
+  password: z
+    .string()
+    .max(PASSWORD_MAX_LENGTH, `Password must be at most ${PASSWORD_MAX_LENGTH} characters.`),
   next: z.string(),
 });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { email, displayName, role } from '#events/user/fields.ts';
 import { NotFoundError, ValidationError } from '#infra/errors.ts';
-import { PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
 import { findUser, listUsers, userSortColumns } from '#projections/user-list/user-list.queries.ts';
 import { createAccount } from '#services/user/accounts.ts';
 import { addFlash } from '../../auth/flash.server.ts';
@@ -20,7 +20,7 @@ const newUserForm = z.object({
   password: z
     .string()
     .min(PASSWORD_MIN_LENGTH, `Password must be at least ${PASSWORD_MIN_LENGTH} characters.`)
-    .max(1024),
+    .max(PASSWORD_MAX_LENGTH, `Password must be at most ${PASSWORD_MAX_LENGTH} characters.`),
 });
 
 /** A UUID: checked by the router before any handler runs (web/input.server.ts). */

@@ -1,0 +1,77 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { rename, rm, stat } from 'node:fs/promises';
+import { once } from 'node:events';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/** The output file cannot be written: the message says which file and why, in words. */
+export class OutputFileError extends Error {
+  override name = 'OutputFileError';
+}
+
+const reasons: Record<string, string> = {
+  ENOENT: 'its folder does not exist',
+  ENOTDIR: 'its folder does not exist',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'it is a folder',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is exhausted',
+};
+
+const refused = (target: string, error: unknown): OutputFileError => {
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  return new OutputFileError(`cannot write ${target}: ${reasons[code] ?? (error as Error).message}`);
+};
+
+/** Opens a fresh file, or fails with its reason before anything else happens. */
+async function open(file: string, target: string): Promise<WriteStream> {
+  const stream = createWriteStream(file, { flags: 'wx' });
+  try {
+    await once(stream, 'open');
+  } catch (error) {
+    throw refused(target, error);
+  }
+  return stream;
+}
+
+/**
+ * Streams `lines` into `target` through a file beside it, renamed into place only once every line is
+ * written and flushed: a failed or interrupted export leaves no partial file under the target's name and
+ * never truncates an existing one. A target that cannot be written is refused before `lines` is read.
+ */
+export async function writeLinesAtomically(target: string, lines: AsyncIterable<string>): Promise<void> {
+  const existing = await stat(target).catch(() => undefined);
+  if (existing?.isDirectory()) throw new OutputFileError(`cannot write ${target}: it is a folder`);
+  const partial = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.partial`);
+  const out = await open(partial, target);
+  let writeError: unknown;
+  out.once('error', (error) => (writeError = error));
+  try {
+    await pipeline(Readable.from(lines), out);
+  } catch (error) {
+    await rm(partial, { force: true });
+    // The file's own failures (a full disk) are the file's; anything else (the database) passes through.
+    throw error === writeError ? refused(target, error) : error;
+  }
+  await rename(partial, target).catch(async (error: unknown) => {
+    await rm(partial, { force: true });
+    throw refused(target, error);
+  });
+}
+
+/**
+ * Streams `lines` to standard output; true when all were written, false when the reader went away
+ * first (`| head`): that is the reader's choice, not a failure.
+ */
+export async function writeLinesToStdout(lines: AsyncIterable<string>): Promise<boolean> {
+  try {
+    await pipeline(Readable.from(lines), process.stdout, { end: false });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EPIPE') return false;
+    throw error;
+  }
+}

@@ -1,0 +1,80 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { InvalidArgumentError } from 'commander';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isoTime, positionOrTime, wholeNumber } from '#infra/cli/arguments.ts';
+import { OutputFileError, writeLinesAtomically } from '#infra/cli/output-file.ts';
+
+describe('operator command arguments', () => {
+  it('takes positions up to the largest exact integer, and refuses larger ones by name', () => {
+    expect(positionOrTime('42')).toEqual({ position: 42 });
+    expect(positionOrTime(String(Number.MAX_SAFE_INTEGER))).toEqual({ position: Number.MAX_SAFE_INTEGER });
+    // Read as 1e23 before, which the database then refused deep inside the export.
+    expect(() => positionOrTime('99999999999999999999999')).toThrow(
+      new InvalidArgumentError('Expected an event position up to 9,007,199,254,740,991.'),
+    );
+  });
+
+  it('takes only written-out date-times: a bare number is not a year', () => {
+    expect(isoTime('2026-11-21T10:00:00Z').toISOString()).toBe('2026-11-21T10:00:00.000Z');
+    expect(positionOrTime('2026-11-21')).toEqual({ time: new Date('2026-11-21') });
+    for (const value of ['5', '2001', 'yesterday', '2026-13-45', ''])
+      expect(() => isoTime(value), value).toThrow(InvalidArgumentError);
+    expect(() => positionOrTime('yesterday')).toThrow(InvalidArgumentError);
+  });
+
+  it('whole numbers stay within their range', () => {
+    expect(wholeNumber(1, 10)('7')).toBe(7);
+    for (const value of ['0', '11', '2.5', 'lots']) expect(() => wholeNumber(1, 10)(value)).toThrow();
+  });
+});
+
+describe('writing an export file', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'rivals-output-'));
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  async function* lines(count: number, failAt?: number) {
+    for (let i = 0; i < count; i++) {
+      if (i === failAt) throw new Error('the database went away');
+      yield `line ${i}\n`;
+    }
+  }
+
+  it('writes every line, then puts the file in place', async () => {
+    const target = path.join(dir, 'all.ndjson');
+    await writeLinesAtomically(target, lines(1000));
+    const text = await readFile(target, 'utf8');
+    expect(text.split('\n')).toHaveLength(1001);
+    expect(await readdir(dir)).toEqual(['all.ndjson']);
+  });
+
+  it('a failure midway leaves an existing file as it was and no partial file behind', async () => {
+    const target = path.join(dir, 'kept.ndjson');
+    await writeFile(target, 'the previous export\n');
+    await expect(writeLinesAtomically(target, lines(50_000, 40_000))).rejects.toThrow(
+      'the database went away',
+    );
+    expect(await readFile(target, 'utf8')).toBe('the previous export\n');
+    expect((await readdir(dir)).filter((f) => f.includes('partial'))).toEqual([]);
+  });
+
+  it('refuses a folder or a missing folder before reading anything, saying why', async () => {
+    let read = false;
+    async function* watched() {
+      read = true;
+      yield 'x\n';
+    }
+    await expect(writeLinesAtomically(dir, watched())).rejects.toThrow(
+      new OutputFileError(`cannot write ${dir}: it is a folder`),
+    );
+    const missing = path.join(dir, 'no-such-folder', 'x.ndjson');
+    await expect(writeLinesAtomically(missing, watched())).rejects.toThrow(
+      new OutputFileError(`cannot write ${missing}: its folder does not exist`),
+    );
+    expect(read).toBe(false);
+  });
+});
