@@ -89,15 +89,17 @@ export function healthRoutes(
   };
 
   router.get('/metrics', async (ctx) => {
-    await readLag().catch(() => undefined);
     ctx.set('Cache-Control', 'no-store');
     const token = deps.config.METRICS_TOKEN;
     if (!token) throw new NotFoundError();
-    const sent = /^Bearer (\S+)$/.exec(ctx.get('Authorization'))?.[1] ?? '';
+    // The scheme is case-insensitive and may be followed by several spaces (RFC 9110, 11.4).
+    const sent = /^Bearer +(\S+)$/i.exec(ctx.get('Authorization'))?.[1] ?? '';
     if (!safeEqual(sent, token)) {
       ctx.set('WWW-Authenticate', 'Bearer realm="metrics"');
       throw new UnauthorizedError('Metrics need the operator token: Authorization: Bearer <METRICS_TOKEN>.');
     }
+    // Only once the token is checked: a request without it (or with /metrics off) costs no database query.
+    await readLag().catch(() => undefined);
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();
   });

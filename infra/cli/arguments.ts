@@ -5,7 +5,15 @@ import { z } from 'zod';
 export const wholeNumber =
   (min: number, max: number) =>
   (value: string): number => {
-    const parsed = z.coerce.number().int().min(min).max(max).safeParse(value);
+    // Digits only (no minimum is below 0): `Number` alone reads '' and ' ' as 0 (an unset
+    // `--to-position "$N"` rebuilt every projection from nothing) and takes 0x10 or 1e3.
+    const parsed = z
+      .string()
+      .trim()
+      .regex(/^\d+$/)
+      .transform(Number)
+      .pipe(z.number().int().min(min).max(max))
+      .safeParse(value);
     if (!parsed.success) {
       throw new InvalidArgumentError(
         `Expected a whole number from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}.`,
@@ -16,10 +24,18 @@ export const wholeNumber =
 
 const TIME_EXAMPLE = 'a date-time such as 2026-11-21T10:00:00Z';
 
-/** A date-time written out (a date at least): `new Date` alone would take "5" as the year 2001. */
+/**
+ * A date-time written out (a date at least): `new Date` alone would take "5" as the year 2001, and rolls
+ * a day the month does not have over into the next ("2026-02-30" was 2 March).
+ */
 function dateTime(value: string): Date | undefined {
+  const [, year, month, day] = /^(\d{4})-(\d{2})-(\d{2})/.exec(value.trim())?.map(Number) ?? [];
+  if (year === undefined || month === undefined || day === undefined) return undefined;
+  // Day 0 of the next month is this month's last day (setUTCFullYear: Date.UTC reads year 99 as 1999).
+  const daysInMonth = new Date(new Date(0).setUTCFullYear(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return undefined;
   const date = new Date(value);
-  return /^\d{4}-\d{2}-\d{2}/.test(value.trim()) && !Number.isNaN(date.getTime()) ? date : undefined;
+  return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
 export const isoTime = (value: string): Date => {
@@ -36,14 +52,19 @@ export const oneOf =
     return value as T;
   };
 
-/** Reads a password from stdin: the whole of a pipe, or one line typed without echo on a terminal. */
+/**
+ * Reads a password from stdin: the whole of a pipe, or one line typed without echo on a terminal. Bytes
+ * that are not UTF-8 are refused: decoding them to U+FFFD would set a password nobody could type.
+ */
 export async function readPassword(prompt: string): Promise<string> {
   if (!process.stdin.isTTY) {
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks)
-      .toString('utf8')
-      .replace(/\r?\n$/, '');
+    try {
+      return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)).replace(/\r?\n$/, '');
+    } catch {
+      throw new InvalidArgumentError('The password on standard input is not UTF-8 text.');
+    }
   }
   process.stdout.write(prompt);
   process.stdin.setRawMode(true);
@@ -83,11 +104,23 @@ export const positionOrTime = (value: string): { position: number } | { time: Da
   return { time: date };
 };
 
-/** A comma-separated list, collected over repeated flags. */
-export const list = (value: string, previous: string[] = []): string[] => [
-  ...previous,
-  ...value
+/**
+ * A comma-separated list, collected over repeated flags. A value with no item in it is refused: an
+ * empty `--type "$TYPES"` exported the whole log.
+ */
+export const list = (value: string, previous: string[] = []): string[] => {
+  const items = value
     .split(',')
     .map((v) => v.trim())
-    .filter(Boolean),
-];
+    .filter(Boolean);
+  if (items.length === 0) throw new InvalidArgumentError('Expected one or more names, comma-separated.');
+  return [...previous, ...items];
+};
+
+/** Non-blank text: an empty `--out "$FILE"` wrote to standard output, an empty `--stream` matched nothing. */
+export const nonEmpty =
+  (what: string) =>
+  (value: string): string => {
+    if (value.trim() === '') throw new InvalidArgumentError(`Expected ${what}.`);
+    return value;
+  };

@@ -1,5 +1,5 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
+import { realpath, rename, rm, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -26,9 +26,9 @@ const refused = (target: string, error: unknown): OutputFileError => {
   return new OutputFileError(`cannot write ${target}: ${reasons[code] ?? (error as Error).message}`);
 };
 
-/** Opens a fresh file, or fails with its reason before anything else happens. */
-async function open(file: string, target: string): Promise<WriteStream> {
-  const stream = createWriteStream(file, { flags: 'wx' });
+/** Opens a fresh file (or with `flags`), or fails with its reason before anything else happens. */
+async function open(file: string, target: string, flags = 'wx'): Promise<WriteStream> {
+  const stream = createWriteStream(file, { flags });
   try {
     await once(stream, 'open');
   } catch (error) {
@@ -45,7 +45,12 @@ async function open(file: string, target: string): Promise<WriteStream> {
 export async function writeLinesAtomically(target: string, lines: AsyncIterable<string>): Promise<void> {
   const existing = await stat(target).catch(() => undefined);
   if (existing?.isDirectory()) throw new OutputFileError(`cannot write ${target}: it is a folder`);
-  const partial = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.partial`);
+  // A pipe or a device (/dev/stdout, a FIFO) is written as it is: renaming over it replaced it with a
+  // plain file (run as root, `--out /dev/null` replaced /dev/null), and it has nothing to truncate.
+  if (existing && !existing.isFile()) return writeLinesInto(target, lines);
+  // Through a symbolic link, the file it names is replaced, not the link.
+  const file = existing ? await realpath(target) : target;
+  const partial = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.partial`);
   const out = await open(partial, target);
   let writeError: unknown;
   out.once('error', (error) => (writeError = error));
@@ -56,10 +61,22 @@ export async function writeLinesAtomically(target: string, lines: AsyncIterable<
     // The file's own failures (a full disk) are the file's; anything else (the database) passes through.
     throw error === writeError ? refused(target, error) : error;
   }
-  await rename(partial, target).catch(async (error: unknown) => {
+  await rename(partial, file).catch(async (error: unknown) => {
     await rm(partial, { force: true });
     throw refused(target, error);
   });
+}
+
+/** Streams `lines` into an existing pipe or device; its own failures (a full device) name the target. */
+async function writeLinesInto(target: string, lines: AsyncIterable<string>): Promise<void> {
+  const out = await open(target, target, 'a');
+  let writeError: unknown;
+  out.once('error', (error) => (writeError = error));
+  try {
+    await pipeline(Readable.from(lines), out);
+  } catch (error) {
+    throw error === writeError ? refused(target, error) : error;
+  }
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { eventRegistry } from '#events/all-events.ts';
 import { exportEvents, type LogFilter } from '#events/store/export-log.ts';
 import { verifyLog } from '#events/store/verify-log.ts';
-import { list, positionOrTime, wholeNumber } from '#infra/cli/arguments.ts';
+import { list, nonEmpty, positionOrTime, wholeNumber } from '#infra/cli/arguments.ts';
 import { OutputFileError, writeLinesAtomically, writeLinesToStdout } from '#infra/cli/output-file.ts';
 import { migrate } from '#infra/db/migrate.ts';
 import { openDatabase } from '#infra/db/open-database.ts';
@@ -78,7 +78,7 @@ export function register(program: Command): void {
   program
     .command('events:export')
     .description('events as NDJSON (one JSON object per line), in commit order; all of them unless filtered')
-    .option('--out <file>', 'write to a file instead of standard output')
+    .option('--out <file>', 'write to a file instead of standard output', nonEmpty('a file path'))
     .option(
       '--from <position|time>',
       'from this event position, or events recorded at or after this time',
@@ -90,7 +90,7 @@ export function register(program: Command): void {
       positionOrTime,
     )
     .option('--type <types>', 'only these event types (comma-separated or repeated)', list)
-    .option('--stream <stream>', 'only this stream')
+    .option('--stream <stream>', 'only this stream', nonEmpty('a stream name'))
     .action(async (options: { out?: string; type?: string[] } & Omit<LogFilter, 'types'>) => {
       const filter = exportFilter(options);
       await withDatabase('events:export', async (db) => {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { isoTime, wholeNumber } from '#infra/cli/arguments.ts';
+import { isoTime, list, wholeNumber } from '#infra/cli/arguments.ts';
 import { multiProgress, type RateBar } from '#infra/cli/progress.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { RebuildBusyError } from '#projections/rebuild/rebuild-lease.ts';
@@ -9,7 +9,7 @@ import { recordOperation } from '#services/operations/record.ts';
 import { log, operator, UsageError, withDatabase } from './cli-context.server.ts';
 
 interface ReplayOptions {
-  projection: string;
+  projection?: string[];
   toPosition?: number;
   toTime?: Date;
   dryRun?: boolean;
@@ -18,12 +18,11 @@ interface ReplayOptions {
   batchSize: number;
 }
 
-/** `all`, one name, or a comma-separated list. */
-function choose(selection: string): (typeof allProjections)[number][] {
-  if (selection === 'all') return [...allProjections];
-  const names = selection.split(',').map((n) => n.trim());
+/** `all` (the default), one name, or a comma-separated list, collected over repeated flags. */
+function choose(names: string[] = ['all']): (typeof allProjections)[number][] {
+  if (names.length === 1 && names[0] === 'all') return [...allProjections];
   const unknown = names.filter((n) => !allProjections.some((p) => p.name === n));
-  if (unknown.length > 0 || names.length === 0) {
+  if (unknown.length > 0) {
     throw new UsageError(
       `--projection: unknown projection "${unknown.join(', ')}"; expected all or one or more (comma-separated) of ${allProjections.map((p) => p.name).join(', ')}.`,
     );
@@ -57,7 +56,8 @@ export function register(program: Command): void {
     .description(
       'rebuild projections from the event log in one pass (blue-green: shadow tables, indexes once, an atomic swap); resumes an interrupted rebuild',
     )
-    .option('--projection <names>', 'all, a projection name, or several comma-separated', 'all')
+    // Collected like --type: a repeated flag used to keep only its last value, silently.
+    .option('--projection <names>', 'all (default), a projection name, or several comma-separated', list)
     .option('--to-position <n>', 'stop after this event position', wholeNumber(0, Number.MAX_SAFE_INTEGER))
     .option('--to-time <time>', 'stop at events recorded after this time', isoTime)
     .option('--dry-run', 'build and compare with the live tables, change nothing')

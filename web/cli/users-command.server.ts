@@ -1,4 +1,5 @@
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { hasControlCharacters } from '#events/text.ts';
 import { email as emailSchema, displayName, roles } from '#events/user/fields.ts';
 import { oneOf, readPassword } from '#infra/cli/arguments.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
@@ -28,7 +29,14 @@ export function register(program: Command): void {
         if (!email.success) throw new UsageError(`--email: ${email.error.issues[0]?.message}`);
         const name = displayName.safeParse(options.name);
         if (!name.success) throw new UsageError(`--name: ${name.error.issues[0]?.message}`);
-        const password = await readPassword('Password: ');
+        const password = await readPassword('Password: ').catch((error: unknown) => {
+          throw error instanceof InvalidArgumentError ? new UsageError(error.message) : error;
+        });
+        // A browser's password field cannot send these: such a password could never sign in.
+        if (hasControlCharacters(password))
+          throw new UsageError(
+            'The password cannot contain control characters (such as NUL, tabs or line breaks) or broken characters.',
+          );
         if (password.length < PASSWORD_MIN_LENGTH)
           throw new UsageError(`The password must be at least ${PASSWORD_MIN_LENGTH} characters.`);
         if (password.length > PASSWORD_MAX_LENGTH)
