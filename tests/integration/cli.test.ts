@@ -1,31 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
-
-/** Runs `npm run cli -- …` as an operator would (embedded, in a data folder of its own). */
-function cli(
-  dataDir: string,
-  args: string[],
-  stdin?: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'web/cli.server.ts', ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin ?? '');
-  });
-}
+import { cli } from '#tests/support/run-cli.ts';
 
 describe('operator commands', () => {
   let dir: string;
