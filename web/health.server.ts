@@ -5,11 +5,12 @@ import { NotFoundError, UnauthorizedError } from '#infra/errors.ts';
 import { projectionLags } from '#projections/lag.ts';
 import type { AppDeps } from './app-deps.server.ts';
 import { safeEqual } from './auth/cookies.server.ts';
+import { readinessChecks, readinessLogger } from './readiness-checks.server.ts';
 
-/** Liveness, readiness (database, and Redis when configured) and Prometheus metrics. */
+/** Liveness, readiness (database, Redis when configured, projection lag, background work) and Prometheus metrics. */
 export function healthRoutes(
   router: Router,
-  deps: Pick<AppDeps, 'db' | 'redis' | 'readiness' | 'config'>,
+  deps: Pick<AppDeps, 'db' | 'redis' | 'readiness' | 'config' | 'log'>,
   metrics: Metrics,
 ): void {
   router.get('/healthz', (ctx) => {
@@ -17,51 +18,20 @@ export function healthRoutes(
     ctx.body = { status: 'ok' };
   });
 
+  const logChanges = readinessLogger(deps.log);
   router.get('/readyz', async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
-    const checks: Record<string, string> = {};
-    const timeout = <T>(p: Promise<T>) =>
-      Promise.race([
-        p,
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), 2_000)),
-      ]);
-    try {
-      await timeout(deps.db.pool.query('SELECT 1'));
-      checks.database = 'ok';
-    } catch (error) {
-      checks.database = `unavailable: ${(error as Error).message}`;
-    }
-    if (deps.redis) {
-      try {
-        await timeout(deps.redis.ping());
-        checks.redis = 'ok';
-      } catch (error) {
-        checks.redis = `unavailable: ${(error as Error).message}`;
-      }
-    }
-    if (checks.database === 'ok') {
-      // A projection far behind the log serves stale pages: take this instance out of rotation. One
-      // being rebuilt for a new code version keeps serving its old tables and does not count.
-      const limit = deps.config.READY_MAX_LAG_EVENTS;
-      try {
-        const lags = await timeout(projectionLags(deps.db.pool));
-        const behind = lags.filter((l) => l.builtVersion === l.version && l.lagEvents > limit);
-        checks.projections =
-          behind.length === 0
-            ? 'ok'
-            : `behind: ${behind.map((l) => `${l.name} by ${l.lagEvents} events (${Math.round(l.lagSeconds)} s)`).join(', ')}; limit ${limit} (READY_MAX_LAG_EVENTS)`;
-      } catch (error) {
-        checks.projections = `unknown: ${(error as Error).message}`;
-      }
-    }
-    // What background work reported: a worker that cannot reach its bus or database is not ready either.
-    Object.assign(checks, deps.readiness?.current());
+    const checks = await readinessChecks(deps);
+    logChanges(checks);
     metrics.unavailable.reset();
-    for (const [name, value] of Object.entries(checks))
-      metrics.unavailable.set({ dependency: name }, value === 'ok' ? 0 : 1);
-    const ready = Object.values(checks).every((v) => v === 'ok');
+    for (const [name, check] of Object.entries(checks))
+      metrics.unavailable.set({ dependency: name }, check.state === 'ok' ? 0 : 1);
+    const ready = Object.values(checks).every((check) => check.state === 'ok');
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'not ready', checks };
+    ctx.body = {
+      status: ready ? 'ready' : 'not ready',
+      checks: Object.fromEntries(Object.entries(checks).map(([name, check]) => [name, check.state])),
+    };
   });
 
   // For operators only (docs/decisions/0008-metrics-access.md): off unless METRICS_TOKEN is set, and

@@ -131,6 +131,34 @@ describe.each(securityBackends)('operator surfaces on %s', (backend) => {
     }
   });
 
+  it("/readyz says which dependency is down, never the driver's words (hosts, users, databases)", async () => {
+    const leak = 'password authentication failed for user "rivals_owner" on db-7.internal:5432';
+    const pool = app.db.pool as unknown as { query: (...args: unknown[]) => Promise<unknown> };
+    const query = pool.query;
+    pool.query = (...args: unknown[]) =>
+      args[0] === 'SELECT 1' ? Promise.reject(new Error(leak)) : query.apply(pool, args);
+    app.runtime.readiness.report('command bus', new Error(`connect ECONNREFUSED 10.9.8.7:6379 (${leak})`));
+    try {
+      const response = await fetch(`${app.url}/readyz`);
+      const text = await response.text();
+      expect(response.status).toBe(503);
+      expect(JSON.parse(text)).toEqual({
+        status: 'not ready',
+        checks: expect.objectContaining({
+          database: 'unavailable',
+          projections: 'unknown',
+          'command bus': 'unavailable',
+        }) as unknown,
+      });
+      for (const secret of ['rivals_owner', 'db-7.internal', '10.9.8.7', 'ECONNREFUSED', 'password'])
+        expect(text).not.toContain(secret);
+    } finally {
+      pool.query = query;
+      app.runtime.readiness.report('command bus', undefined);
+    }
+    expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
+  });
+
   it('Retry / Discard of an id that is not a dead letter answers 4xx with words, never 500, and records nothing', async () => {
     const before = await actions();
     const ids = [

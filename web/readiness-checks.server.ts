@@ -1,0 +1,90 @@
+import { projectionLags } from '#projections/lag.ts';
+import type { AppDeps } from './app-deps.server.ts';
+
+type ReadinessDeps = Pick<AppDeps, 'db' | 'redis' | 'readiness' | 'config' | 'log'>;
+
+/** One dependency's state: what anyone may read (`state`), and why, for the operators' log only. */
+export interface Check {
+  state: string;
+  detail?: string;
+}
+
+const CHECK_TIMEOUT_MS = 2_000;
+
+const withTimeout = <T>(promise: Promise<T>) =>
+  Promise.race([
+    promise,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS),
+    ),
+  ]);
+
+const failed = (error: unknown): Check => ({
+  state: 'unavailable',
+  detail: error instanceof Error ? error.message : String(error),
+});
+
+/**
+ * What `/readyz` reports, by dependency: the database, Redis when configured, projection lag, and what
+ * background work reported. A driver's error text can name hosts, users and databases, so it stays in
+ * `detail` (logged), and the public `state` only says "ok", "unavailable" or which projections are
+ * behind (docs/decisions/0008).
+ */
+export async function readinessChecks(deps: ReadinessDeps): Promise<Record<string, Check>> {
+  const checks: Record<string, Check> = {};
+  checks.database = await withTimeout(deps.db.pool.query('SELECT 1')).then(() => ({ state: 'ok' }), failed);
+  if (deps.redis) checks.redis = await withTimeout(deps.redis.ping()).then(() => ({ state: 'ok' }), failed);
+  checks.projections =
+    checks.database.state === 'ok'
+      ? await projectionsCheck(deps)
+      : { state: 'unknown', detail: 'the database is unavailable' };
+  for (const [dependency, problem] of Object.entries(deps.readiness?.current() ?? {}))
+    checks[dependency] = { state: 'unavailable', detail: problem };
+  return checks;
+}
+
+/**
+ * A projection far behind the log serves stale pages: take this instance out of rotation. One being
+ * rebuilt for a new code version keeps serving its old tables and does not count.
+ */
+async function projectionsCheck(deps: ReadinessDeps): Promise<Check> {
+  const limit = deps.config.READY_MAX_LAG_EVENTS;
+  try {
+    const lags = await withTimeout(projectionLags(deps.db.pool));
+    const behind = lags.filter((l) => l.builtVersion === l.version && l.lagEvents > limit);
+    if (behind.length === 0) return { state: 'ok' };
+    return {
+      state: `behind: ${behind.map((l) => l.name).join(', ')} (limit READY_MAX_LAG_EVENTS)`,
+      detail: `${behind.map((l) => `${l.name} by ${l.lagEvents} events (${Math.round(l.lagSeconds)} s)`).join(', ')}; limit ${limit}`,
+    };
+  } catch (error) {
+    return { ...failed(error), state: 'unknown' };
+  }
+}
+
+/**
+ * Logs a dependency's problem when it starts or changes, and its recovery: probes call `/readyz`
+ * every few seconds, and the log should say what happened, not repeat it.
+ */
+export function readinessLogger(log: AppDeps['log']): (checks: Record<string, Check>) => void {
+  const last = new Map<string, string>();
+  return (checks) => {
+    for (const [dependency, check] of Object.entries(checks)) {
+      const said = last.get(dependency);
+      const now = check.state === 'ok' ? undefined : `${check.state}: ${check.detail ?? ''}`;
+      if (now === said) continue;
+      if (now === undefined) {
+        last.delete(dependency);
+        log.info({ dependency }, 'readiness: dependency ok again');
+      } else {
+        last.set(dependency, now);
+        log.warn({ dependency, state: check.state, detail: check.detail }, 'readiness: dependency not ok');
+      }
+    }
+    for (const dependency of [...last.keys()])
+      if (!(dependency in checks)) {
+        last.delete(dependency);
+        log.info({ dependency }, 'readiness: dependency ok again');
+      }
+  };
+}
