@@ -1,4 +1,4 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, rmSync, type WriteStream } from 'node:fs';
 import { realpath, rename, rm, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import path from 'node:path';
@@ -52,19 +52,42 @@ export async function writeLinesAtomically(target: string, lines: AsyncIterable<
   const file = existing ? await realpath(target) : target;
   const partial = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.partial`);
   const out = await open(partial, target);
+  const keepOnSignal = removeOnSignal(partial);
   let writeError: unknown;
   out.once('error', (error) => (writeError = error));
   try {
     await pipeline(Readable.from(lines), out);
+    await rename(partial, file).catch((error: unknown) => {
+      throw (writeError = error);
+    });
   } catch (error) {
     await rm(partial, { force: true });
     // The file's own failures (a full disk) are the file's; anything else (the database) passes through.
     throw error === writeError ? refused(target, error) : error;
+  } finally {
+    keepOnSignal();
   }
-  await rename(partial, file).catch(async (error: unknown) => {
-    await rm(partial, { force: true });
-    throw refused(target, error);
-  });
+}
+
+const interruptions = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * Until the returned function is called, Ctrl-C, a kill or a closed terminal removes `file` first and
+ * then ends the process as the signal would have (exit status 128 + signal): an interrupted export
+ * leaves no hidden partial file behind. (SIGKILL cannot be caught; its file has the process id in
+ * its name, so it never collides with a later export.)
+ */
+function removeOnSignal(file: string): () => void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    rmSync(file, { force: true });
+    stopListening();
+    process.kill(process.pid, signal);
+  };
+  const stopListening = () => {
+    for (const signal of interruptions) process.off(signal, onSignal);
+  };
+  for (const signal of interruptions) process.on(signal, onSignal);
+  return stopListening;
 }
 
 /** Streams `lines` into an existing pipe or device; its own failures (a full device) name the target. */
