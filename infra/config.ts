@@ -72,8 +72,14 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-/** Parses the environment or throws a `ConfigError` whose message is one line a person can act on. */
-export function loadConfig(env: Record<string, string | undefined>): Config {
+/**
+ * Parses the environment or throws a `ConfigError` whose message is one line a person can act on.
+ * Operator commands (`forServing: false`) sign no sessions, so they do not need `SESSION_SECRET`.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  { forServing = true }: { forServing?: boolean } = {},
+): Config {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const result = schema.safeParse(present);
   if (!result.success) {
@@ -91,7 +97,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       'Invalid configuration: REDIS_URL is set without DATABASE_URL — expected both (scaled mode) or neither (embedded mode).',
     );
   }
-  if (mode === 'scaled' && !config.SESSION_SECRET) {
+  if (forServing && mode === 'scaled' && !config.SESSION_SECRET) {
     throw new ConfigError(
       'Invalid configuration: SESSION_SECRET="" — expected at least 32 characters when DATABASE_URL is set (instances must share it).',
     );

@@ -156,8 +156,8 @@ describe.each(databaseBackends.filter((b) => b === 'postgres'))(
           cwd: root,
           env: {
             PATH: process.env.PATH ?? '',
+            // No SESSION_SECRET: operator commands sign no sessions, and need none on Postgres either.
             DATABASE_URL: db.url,
-            SESSION_SECRET: 'x'.repeat(40),
             LOG_LEVEL: 'warn',
           },
         },

@@ -38,4 +38,12 @@ describe('configuration', () => {
     });
     expect(config).toMatchObject({ mode: 'scaled', ROLE: 'worker' });
   });
+
+  it('operator commands sign no sessions: they run on a database without SESSION_SECRET, servers do not', () => {
+    const env = { DATABASE_URL: 'postgres://h/db' };
+    const operator = loadConfig(env, { forServing: false });
+    expect(operator.mode).toBe('scaled');
+    expect(operator.SESSION_SECRET).toBeUndefined();
+    expect(() => loadConfig(env)).toThrow('SESSION_SECRET');
+  });
 });

@@ -13,10 +13,13 @@ import { ProjectionRunner } from '#projections/runner.ts';
 /** A mistake in how a command was called: printed as one line, exit 1. */
 export class UsageError extends Error {}
 
-/** Operator commands share the environment's configuration; a bad value stops with one line. */
+/**
+ * Operator commands share the environment's configuration (but not its session secret: they sign no
+ * sessions); a bad value stops with one line.
+ */
 export const config = (() => {
   try {
-    return loadConfig(process.env);
+    return loadConfig(process.env, { forServing: false });
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n`);
     process.exit(1);
