@@ -28,3 +28,9 @@ export const usersStream = (): string => 'users';
 
 /** Operator actions: replays, rebuilds, seeding. */
 export const operationsStream = (): string => 'operations';
+
+/**
+ * One stream per dead letter that an operator acted on: its first event (Retried or Discarded) is the
+ * claim, written before the bus is touched, so two clicks at once act once and every action is audited.
+ */
+export const deadLetterStream = (key: string): string => `dead-letter-${key}`;

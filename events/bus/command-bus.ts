@@ -50,6 +50,8 @@ export interface CommandBus {
    */
   deadLetterInvalid(delivery: Delivery): Promise<void>;
   deadLetters(limit?: number): Promise<DeadLetter[]>;
+  /** The dead letter with this id, if it is still there. */
+  findDeadLetter(id: string): Promise<DeadLetter | undefined>;
   /**
    * Takes the dead letter out and sends its command to the workers again, atomically, so two operators
    * clicking Retry at once re-deliver it once. Undefined when it is no longer there; throws for an

@@ -88,6 +88,10 @@ export class MemoryCommandBus implements CommandBus {
     return limit > 0 ? this.dead.slice(-limit) : [];
   }
 
+  async findDeadLetter(id: string): Promise<DeadLetter | undefined> {
+    return this.dead.find((d) => d.id === id);
+  }
+
   async retryDeadLetter(id: string): Promise<DeadLetter | undefined> {
     const index = this.dead.findIndex((d) => d.id === id);
     const found = this.dead[index];

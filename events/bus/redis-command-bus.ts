@@ -166,6 +166,10 @@ export class RedisCommandBus implements CommandBus {
     return entries.reverse().map(([, fields]) => toDeadLetter(fields));
   }
 
+  async findDeadLetter(id: string): Promise<DeadLetter | undefined> {
+    return (await this.findDead(id))?.letter;
+  }
+
   async retryDeadLetter(id: string): Promise<DeadLetter | undefined> {
     const found = await this.findDead(id);
     if (!found) return undefined;

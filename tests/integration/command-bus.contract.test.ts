@@ -407,6 +407,14 @@ for (const implementation of implementations) {
         const delivered = await bus.read('c1', { blockMs: BLOCK_MS });
         for (const d of delivered) await bus.deadLetter(d, 'boom');
         expect((await bus.deadLetters()).map((d) => d.id)).toEqual(ids);
+        // Looking one up (what /ops does before recording an action) takes nothing out.
+        expect(await other.findDeadLetter(ids[0]!)).toMatchObject({
+          id: ids[0],
+          envelope: sent[0],
+          error: 'boom',
+        });
+        expect(await bus.findDeadLetter('1-0')).toBeUndefined();
+        expect((await bus.deadLetters()).map((d) => d.id)).toEqual(ids);
 
         // Two operators click Retry on the same dead letter at the same moment.
         const [a, b] = await Promise.all([bus.retryDeadLetter(ids[0]!), other.retryDeadLetter(ids[0]!)]);
@@ -424,6 +432,7 @@ for (const implementation of implementations) {
         expect(await bus.discardDeadLetter(ids[1]!)).toMatchObject({ id: ids[1], error: 'boom' });
         expect(await other.discardDeadLetter(ids[1]!)).toBeUndefined();
         expect(await bus.deadLetters()).toEqual([]);
+        expect(await bus.findDeadLetter(ids[1]!)).toBeUndefined();
         await sleep(PAST_CLAIM_IDLE_MS);
         expect(await bus.read('c4', { blockMs: BLOCK_MS })).toEqual([]);
       });

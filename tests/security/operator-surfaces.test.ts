@@ -235,6 +235,55 @@ describe.each(securityBackends)('operator surfaces on %s', (backend) => {
     expect(await actions()).toEqual(after);
   });
 
+  it('the action is recorded before the bus is touched: a bus failure after it leaves the letter listed as recorded, and the next click finishes it', async () => {
+    const id = await deadLetter();
+    const before = await actions();
+    const bus = app.runtime.bus;
+    const retry = bus.retryDeadLetter.bind(bus);
+    bus.retryDeadLetter = () => Promise.reject(new Error('Connection is closed.'));
+    try {
+      expect((await post(admin, id, 'retry')).status).toBe(302);
+    } finally {
+      bus.retryDeadLetter = retry;
+    }
+    const page = await (await admin.get('/ops')).text();
+    expect(page).toContain(
+      'The retry is recorded, but the command bus did not answer. Click Retry again to finish it.',
+    );
+    expect(page).toContain('Retry recorded, not carried out');
+    expect((await bus.deadLetters()).some((d) => d.id === id)).toBe(true);
+    expect(await actions()).toEqual({ ...before, retried: before.retried + 1 });
+    // Another admin clicks Discard meanwhile: the recorded retry is what happens, once, and is not recorded twice.
+    expect((await post(admin, id, 'discard')).status).toBe(302);
+    expect(await (await admin.get('/ops')).text()).toContain('That dead letter was already retried.');
+    expect((await bus.deadLetters()).some((d) => d.id === id)).toBe(false);
+    expect(await actions()).toEqual({ ...before, retried: before.retried + 1 });
+  });
+
+  it('a database that fails before the action is recorded: the bus is not touched, and the answer says nothing changed', async () => {
+    const id = await deadLetter();
+    const before = await actions();
+    const store = app.runtime.store;
+    const append = store.append.bind(store);
+    const down = Object.assign(new Error('terminating connection due to administrator command'), {
+      code: '57P01',
+    });
+    store.append = () => Promise.reject(down);
+    let answer;
+    try {
+      await admin.get('/ops');
+      answer = await admin.postForm(`/ops/dead-letters/${id}/discard`, {});
+    } finally {
+      store.append = append;
+    }
+    expect(answer.status).toBe(503);
+    expect(await answer.text()).toContain('Nothing was changed');
+    expect((await app.runtime.bus.deadLetters()).some((d) => d.id === id)).toBe(true);
+    expect(await actions()).toEqual(before);
+    expect((await post(admin, id, 'discard')).status).toBe(302);
+    expect(await actions()).toEqual({ ...before, discarded: before.discarded + 1 });
+  });
+
   it('the same idempotency key on two dead letters acts on each once (the key binds no dead-letter action)', async () => {
     const [first, second] = [await deadLetter(), await deadLetter()];
     const before = await actions();

@@ -1,4 +1,5 @@
 import { projectionLags } from '#projections/lag.ts';
+import { recordedLetterActions } from '#services/operations/dead-letter-actions.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
 import type { OpsStatus } from './ops.page.tsx';
 
@@ -15,6 +16,7 @@ export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
      GROUP BY m.ago ORDER BY m.ago DESC`,
   );
   const perMinute = minutes.map((m) => m.n);
+  const deadLetters = await deps.bus.deadLetters(50);
   return {
     head: lags[0]?.head ?? (await deps.store.headPosition()),
     projections: lags.map((l) => ({
@@ -27,7 +29,8 @@ export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
       updatedAt: l.updatedAt,
     })),
     pending: await deps.bus.pendingCount(),
-    deadLetters: await deps.bus.deadLetters(50),
+    deadLetters,
+    unfinished: Object.fromEntries(await recordedLetterActions(pool, deadLetters)),
     eventsLastMinute: perMinute.at(-1) ?? 0,
     eventsLastHour: perMinute.reduce((a, b) => a + b, 0),
     perMinute,

@@ -19,6 +19,8 @@ export interface OpsStatus {
   }[];
   pending: number;
   deadLetters: DeadLetter[];
+  /** Dead letters (by id) whose Retry or Discard is recorded but not yet carried out on the bus. */
+  unfinished: Record<string, 'retry' | 'discard'>;
   eventsLastMinute: number;
   eventsLastHour: number;
   /** Events per minute over the last hour, oldest first. */
@@ -174,6 +176,11 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
                 <td>{d.error}</td>
                 <td>{d.deliveryCount}</td>
                 <td>
+                  {status.unfinished[d.id] ? (
+                    <p className="field__hint" role="status">
+                      {`${status.unfinished[d.id] === 'retry' ? 'Retry' : 'Discard'} recorded, not carried out: the command bus did not answer. Either button finishes it.`}
+                    </p>
+                  ) : null}
                   <DeadLetterActions letter={d} csrfToken={csrfToken} />
                 </td>
               </tr>

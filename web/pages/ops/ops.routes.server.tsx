@@ -1,70 +1,66 @@
-import type { Context } from 'koa';
-import { NotRetryableError, type DeadLetter } from '#events/bus/command-bus.ts';
-import type { EventStore } from '#events/store/event-store.ts';
-import { recordOperation } from '#services/operations/record.ts';
+import type { RouterContext } from '@koa/router';
+import type { CommandBus } from '#events/bus/command-bus.ts';
+import { claimLetterAction, type LetterAction } from '#services/operations/dead-letter-actions.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { route, type RouteDef } from '../../routing.server.ts';
+import type { AppDeps } from '../../app-deps.server.ts';
 import type { SessionUser } from '../page-context.ts';
 
 /** A bus entry id, already checked at the edge (web/input.server.ts, `letterId`). */
 const deadLetterId = (ctx: { params: Record<string, string | undefined> }) => ctx.params.letterId ?? '';
 
-const actorOf = (user: SessionUser) => ({ id: user.id, name: user.name });
+/** Carries out a recorded action on the bus; nothing happens when it was already done. */
+const carryOut = (bus: CommandBus, id: string, action: LetterAction) =>
+  action === 'retry' ? bus.retryDeadLetter(id) : bus.discardDeadLetter(id);
 
-/** The letter was handled meanwhile (another admin, another tab): nothing to do. */
-function alreadyHandled(ctx: Context): void {
-  addFlash(ctx, { kind: 'info', text: 'That dead letter was already retried or discarded.' });
+const done = { retry: 'retried', discard: 'discarded' } as const;
+
+/**
+ * Retry / Discard on /ops. The action is recorded first (an event in the letter's own stream, shown in
+ * /audit: the claim), and only then carried out on the bus. Two clicks at once act once. When the bus
+ * fails after the record, the letter stays listed as "retry recorded" and the next click of either
+ * button finishes the recorded action; the audit never misses an action that was done.
+ */
+async function actOnLetter(ctx: RouterContext, deps: AppDeps, wanted: LetterAction): Promise<void> {
+  const id = deadLetterId(ctx);
+  const letter = await deps.bus.findDeadLetter(id);
+  if (!letter) {
+    addFlash(ctx, { kind: 'info', text: 'That dead letter was already retried or discarded.' });
+    return ctx.redirect('/ops');
+  }
+  if (wanted === 'retry' && !letter.envelope) {
+    addFlash(ctx, { kind: 'error', text: 'That entry is not a valid command: it can only be discarded.' });
+    return ctx.redirect('/ops');
+  }
+  const user = ctx.state.user as SessionUser;
+  const claim = await claimLetterAction(deps.store, letter, wanted, { id: user.id, name: user.name });
+  if (claim.mine) await deps.store.notifyAppended();
+  try {
+    await carryOut(deps.bus, id, claim.action);
+  } catch (error) {
+    deps.log.warn({ err: error, deadLetterId: id, action: claim.action }, 'dead letter: bus action failed');
+    addFlash(ctx, {
+      kind: 'error',
+      text: `The ${claim.action} is recorded, but the command bus did not answer. Click ${claim.action === 'retry' ? 'Retry' : 'Discard'} again to finish it.`,
+    });
+    return ctx.redirect('/ops');
+  }
+  if (!claim.mine) {
+    addFlash(ctx, { kind: 'info', text: `That dead letter was already ${done[claim.action]}.` });
+  } else if (claim.action === 'retry') {
+    const what = letter.envelope?.command.type ?? 'the command';
+    addFlash(ctx, { kind: 'success', text: `Sent ${what} to the workers again.` });
+  } else {
+    addFlash(ctx, { kind: 'success', text: 'Discarded the dead letter.' });
+  }
   ctx.redirect('/ops');
 }
 
-/** Records what the signed-in admin did to a dead letter as an operations event, shown in /audit at once. */
-async function recordLetterOperation(
-  ctx: Context,
-  store: EventStore,
-  id: string,
-  letter: DeadLetter,
-  event: { type: 'DeadLetterRetried' } | { type: 'DeadLetterDiscarded'; data: { error: string } },
-): Promise<void> {
-  const data = {
-    deadLetterId: id,
-    commandId: letter.envelope?.commandId ?? null,
-    commandType: letter.envelope?.command.type ?? null,
-    ...('data' in event ? event.data : {}),
-  };
-  await recordOperation(store, { type: event.type, data }, actorOf(ctx.state.user as SessionUser));
-  await store.notifyAppended();
-}
-
-/** Retry / Discard on /ops: each one an event in the log, so it shows in /audit. */
 export const opsRoutes: RouteDef[] = [
-  route('POST', '/ops/dead-letters/:letterId/retry', 'ops.manage', async (ctx, deps) => {
-    const id = deadLetterId(ctx);
-    let letter;
-    try {
-      letter = await deps.bus.retryDeadLetter(id);
-    } catch (error) {
-      if (!(error instanceof NotRetryableError)) throw error;
-      addFlash(ctx, { kind: 'error', text: 'That entry is not a valid command: it can only be discarded.' });
-      return ctx.redirect('/ops');
-    }
-    if (!letter) return alreadyHandled(ctx);
-    await recordLetterOperation(ctx, deps.store, id, letter, { type: 'DeadLetterRetried' });
-    addFlash(ctx, {
-      kind: 'success',
-      text: `Sent ${letter.envelope?.command.type ?? 'the command'} to the workers again.`,
-    });
-    ctx.redirect('/ops');
-  }),
-
-  route('POST', '/ops/dead-letters/:letterId/discard', 'ops.manage', async (ctx, deps) => {
-    const id = deadLetterId(ctx);
-    const letter = await deps.bus.discardDeadLetter(id);
-    if (!letter) return alreadyHandled(ctx);
-    await recordLetterOperation(ctx, deps.store, id, letter, {
-      type: 'DeadLetterDiscarded',
-      data: { error: letter.error },
-    });
-    addFlash(ctx, { kind: 'success', text: 'Discarded the dead letter.' });
-    ctx.redirect('/ops');
-  }),
+  route('POST', '/ops/dead-letters/:letterId/retry', 'ops.manage', (ctx, deps) =>
+    actOnLetter(ctx, deps, 'retry'),
+  ),
+  route('POST', '/ops/dead-letters/:letterId/discard', 'ops.manage', (ctx, deps) =>
+    actOnLetter(ctx, deps, 'discard'),
+  ),
 ];
