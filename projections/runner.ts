@@ -29,7 +29,12 @@ export interface RunnerOptions {
 }
 
 type BatchResult =
-  | { kind: 'applied'; events: RecordedEvent[]; checkpoint: Checkpoint }
+  /**
+   * `more`: `now` when the batch was full (read on at once), `soon` when events lie past what it could
+   * read (a transaction that may precede them still runs: look again shortly), `no` when it read
+   * everything committed (the next append wakes it).
+   */
+  | { kind: 'applied'; events: RecordedEvent[]; checkpoint: Checkpoint; more: 'now' | 'soon' | 'no' }
   | { kind: 'idle' }
   | { kind: 'unsettled' }
   | { kind: 'busy' }
@@ -147,9 +152,11 @@ export class ProjectionRunner {
         const result = await this.batch(projection);
         // Events exist that a still-running transaction may precede: look again soon, backing off
         // (5 ms doubling to 200 ms) so a long transaction elsewhere does not make us spin.
-        backoffMs = result.kind === 'unsettled' ? Math.min(backoffMs ? backoffMs * 2 : 5, 200) : 0;
-        if (result.kind === 'applied') this.dirty.add(projection.name);
-        else if (result.kind === 'unsettled') delayMs = backoffMs;
+        const waitForSettling =
+          result.kind === 'unsettled' || (result.kind === 'applied' && result.more === 'soon');
+        backoffMs = waitForSettling ? Math.min(backoffMs ? backoffMs * 2 : 5, 200) : 0;
+        if (waitForSettling) delayMs = backoffMs;
+        else if (result.kind === 'applied' && result.more === 'now') this.dirty.add(projection.name);
         else if (result.kind === 'busy') delayMs = pollMs / 4;
         else if (result.kind === 'stale') {
           // The old tables keep serving while the new version is built beside them.
@@ -170,7 +177,9 @@ export class ProjectionRunner {
       // Named statements: every batch of every projection runs them (parsed and planned once per connection).
       const { rows } = await client.query<{ owner: boolean }>({
         name: 'rivals-projection-lock',
-        text: 'SELECT pg_try_advisory_xact_lock(hashtext($1)) AS owner',
+        // Read models are derived: a batch lost to a crash before its commit reached the disk is applied
+        // again from the (synchronously committed) log, with its checkpoint, so it need not wait for the flush.
+        text: `SELECT set_config('synchronous_commit', 'off', true), pg_try_advisory_xact_lock(hashtext($1)) AS owner`,
         values: [`projection:${projection.name}`],
       });
       if (!rows[0]?.owner) return { kind: 'busy' };
@@ -183,13 +192,17 @@ export class ProjectionRunner {
         return (await store.hasUnsettled(checkpoint, client)) ? { kind: 'unsettled' } : { kind: 'idle' };
       }
       if (events.length > 0) await projection.apply(client, events, liveTables(projection));
+      // Whether to read on: a full batch, or events past the horizon (this saves the empty batch that
+      // otherwise follows every applied one just to find there is nothing more).
+      const more =
+        events.length >= batchSize ? 'now' : (await store.hasUnsettled(next, client)) ? 'soon' : 'no';
       await client.query({
         name: 'rivals-checkpoint-move',
         text: `UPDATE projection_checkpoints SET transaction_id = $2::xid8, position = $3, updated_at = now()
          WHERE projection = $1`,
         values: [projection.name, next.transactionId, next.position],
       });
-      return { kind: 'applied', events, checkpoint: next };
+      return { kind: 'applied', events, checkpoint: next, more };
     });
     if (result.kind === 'applied') {
       for (const listener of this.checkpointListeners) listener(projection.name, result.checkpoint);

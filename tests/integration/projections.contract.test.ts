@@ -228,4 +228,48 @@ describe.each(databaseBackends)('projections on %s', (backend) => {
   }
 });
 
+// Several connections at once: a real server only (the embedded database is one connection).
+describe.each(databaseBackends.filter((b) => b === 'postgres'))('the projection runner on %s', () => {
+  // A transaction that holds the commit-safe horizon back and ends without a notification (any write
+  // elsewhere: another projection's batch, a session) must not strand the events past it until the
+  // slow poll. Several connections at once: a real server only.
+  it('events held back by a transaction that ends without a notification are projected without the poll', async () => {
+    const own = await createTestDatabase('postgres');
+    const blocker = await own.pool.connect();
+    const { store: ownStore, route: ownRoute } = await writeSide(own);
+    const ownRunner = new ProjectionRunner({
+      db: own,
+      store: ownStore,
+      projections: [competitorListProjection],
+      log: silentLog,
+      pollMs: 3_600_000,
+    });
+    try {
+      const before = addCompetitorCommand(`Before-${randomUUID()}`);
+      const after = addCompetitorCommand(`After-${randomUUID()}`);
+      expect((await ownRoute(envelope(before))).status).toBe('accepted');
+      // A transaction with an id, older than the next event's: the horizon stops below it.
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT pg_current_xact_id()');
+      expect((await ownRoute(envelope(after))).status).toBe('accepted');
+      await ownRunner.start();
+      // The first batch applies what lies below the horizon, and not what lies past it.
+      await expect
+        .poll(() => findCompetitor(own.pool, before.payload.competitorId), { timeout: 5_000 })
+        .toBeTruthy();
+      expect(await findCompetitor(own.pool, after.payload.competitorId)).toBeUndefined();
+      // It ends with no event and no NOTIFY; the hour-long poll cannot be what finds the rest.
+      await blocker.query('ROLLBACK');
+      await expect
+        .poll(() => findCompetitor(own.pool, after.payload.competitorId), { timeout: 5_000 })
+        .toBeTruthy();
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      blocker.release();
+      await ownRunner.stop();
+      await own.drop();
+    }
+  });
+});
+
 class RolledBack extends Error {}
