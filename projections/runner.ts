@@ -1,5 +1,5 @@
 import { compareCheckpoints, startOfLog, type Checkpoint, type RecordedEvent } from '#events/envelope.ts';
-import type { EventLogReader } from '#events/store/event-log-reader.ts';
+import { eventsAfterSql, type EventLogReader } from '#events/store/event-log-reader.ts';
 import { withTransaction, type Database, type Queryable } from '#infra/db/database.ts';
 import { notify, notifyChannels } from '#infra/db/notify-channels.ts';
 import type { Logger } from '#infra/logger.ts';
@@ -192,16 +192,16 @@ export class ProjectionRunner {
         return (await store.hasUnsettled(checkpoint, client)) ? { kind: 'unsettled' } : { kind: 'idle' };
       }
       if (events.length > 0) await projection.apply(client, events, liveTables(projection));
-      // Whether to read on: a full batch, or events past the horizon (this saves the empty batch that
-      // otherwise follows every applied one just to find there is nothing more).
-      const more =
-        events.length >= batchSize ? 'now' : (await store.hasUnsettled(next, client)) ? 'soon' : 'no';
-      await client.query({
+      // The checkpoint moves, and in the same round trip: are there events past the horizon?
+      const moved = await client.query<{ unsettled: boolean }>({
         name: 'rivals-checkpoint-move',
         text: `UPDATE projection_checkpoints SET transaction_id = $2::xid8, position = $3, updated_at = now()
-         WHERE projection = $1`,
+         WHERE projection = $1 RETURNING ${eventsAfterSql('$2', '$3')} AS unsettled`,
         values: [projection.name, next.transactionId, next.position],
       });
+      // Whether to read on: a full batch, or events past the horizon (this saves the empty batch that
+      // otherwise follows every applied one just to find there is nothing more).
+      const more = events.length >= batchSize ? 'now' : moved.rows[0]?.unsettled ? 'soon' : 'no';
       return { kind: 'applied', events, checkpoint: next, more };
     });
     if (result.kind === 'applied') {
