@@ -9,17 +9,14 @@ export interface StreamState {
 }
 
 /**
- * Whether any event lies after a checkpoint, as an SQL expression over the placeholders given. The
- * first one in commit order, not EXISTS: under EXISTS the planner may pick a sequential scan (it
- * expects a match early), and the rows after a checkpoint are the newest, at the end of the table:
- * every idle check of every projection read the whole log.
+ * Whether any event lies after the checkpoint. The first one in commit order, not EXISTS: under EXISTS
+ * the planner may pick a sequential scan (it expects a match early), and the rows after a checkpoint
+ * are the newest, at the end of the table: every idle check of every projection read the whole log.
  */
-export const eventsAfterSql = (transactionId: string, position: string): string => `(
-  SELECT position FROM events WHERE (transaction_id, position) > (${transactionId}::xid8, ${position}::bigint)
+export const hasUnsettledSql = `SELECT (
+  SELECT position FROM events WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
   ORDER BY transaction_id, position LIMIT 1
-) IS NOT NULL`;
-
-export const hasUnsettledSql = `SELECT ${eventsAfterSql('$1', '$2')} AS unsettled`;
+) IS NOT NULL AS unsettled`;
 
 /**
  * The read half of the event log: one stream (to decide a command), the whole log in commit-safe order
