@@ -150,8 +150,8 @@ export class ProjectionRunner {
         backoffMs = result.kind === 'unsettled' ? Math.min(backoffMs ? backoffMs * 2 : 5, 200) : 0;
         // Read on at once after a batch: under load, what was committed meanwhile is already there (the
         // writers' wake-up comes once per batch of theirs). Tried: waiting for that wake-up unless the
-        // batch was full or events lay past the horizon saved the empty batch at low load, but cost a
-        // quarter of the sustained rate (the runner lagged the worker by a whole batch).
+        // batch was full or events lay past the horizon saved the empty batch at low load, but the runner
+        // then lagged the worker by a whole batch (the sustained rate fell about a quarter, back to back).
         if (result.kind === 'applied') this.dirty.add(projection.name);
         else if (result.kind === 'unsettled') delayMs = backoffMs;
         else if (result.kind === 'busy') delayMs = pollMs / 4;
@@ -174,9 +174,7 @@ export class ProjectionRunner {
       // Named statements: every batch of every projection runs them (parsed and planned once per connection).
       const { rows } = await client.query<{ owner: boolean }>({
         name: 'rivals-projection-lock',
-        // Read models are derived: a batch lost to a crash before its commit reached the disk is applied
-        // again from the (synchronously committed) log, with its checkpoint, so it need not wait for the flush.
-        text: `SELECT set_config('synchronous_commit', 'off', true), pg_try_advisory_xact_lock(hashtext($1)) AS owner`,
+        text: 'SELECT pg_try_advisory_xact_lock(hashtext($1)) AS owner',
         values: [`projection:${projection.name}`],
       });
       if (!rows[0]?.owner) return { kind: 'busy' };

@@ -265,14 +265,7 @@ async function applyBatch(
       .filter((job) => compareCheckpoints(job.checkpoint, next) < 0)
       .map(async (job) => {
         const started = performance.now();
-        const count = await withTransaction(db.pool, async (client) => {
-          // Shadow rows and their checkpoint commit together: a batch a server crash loses before it
-          // reached the disk is read again on resume, so the pass need not wait for each flush. Not
-          // embedded: there the database dies with the process, and has no WAL writer of its own to
-          // flush later, so a killed rebuild would resume from the start.
-          if (db.kind === 'postgres') await client.query('SET LOCAL synchronous_commit = off');
-          return applyToJob(client, job, events, next);
-        });
+        const count = await withTransaction(db.pool, (client) => applyToJob(client, job, events, next));
         job.seconds += (performance.now() - started) / 1000;
         advance(job, count, next, options);
       }),
