@@ -10,9 +10,10 @@ import { cli } from '#tests/support/run-cli.ts';
  * A review of the operator commands' flags as a careless operator types them: an unset shell variable
  * (`--to-position "$N"`), a day the month does not have, a FIFO or a link as `--out`, a password file
  * with a second line or in the wrong encoding. Each is refused with the flag's name and exit 1, before
- * anything is written, or does what the operator meant.
+ * anything is written, or does what the operator meant. Each test starts several CLI processes, each
+ * opening its own embedded database: minutes on a busy two-core CI machine.
  */
-describe('operator command flags', () => {
+describe('operator command flags', { timeout: 240_000 }, () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'rivals-cli-flags-'));

@@ -4,7 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli } from '#tests/support/run-cli.ts';
 
-describe('operator commands', () => {
+// Each test starts several CLI processes, each opening and migrating its own embedded database:
+// minutes on a busy two-core CI machine.
+describe('operator commands', { timeout: 240_000 }, () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'rivals-cli-'));

@@ -47,13 +47,17 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Sends one event or method call to a server-side component (docs/behaviour.md §6 and §8).
- * Each call carries a fresh `Idempotency-Key`, which becomes the command id: when the answer is lost
- * (network error, 502/503/504) the call is sent again with the same key, so it is applied once
- * whatever happened to the first attempt. Only if every attempt fails is the user told. The call names
- * the page it came from, so the answer can carry that page's fresh regions (see `showChange`).
+ * Each call carries an `Idempotency-Key` (fresh unless the caller passes the key of the same change
+ * sent before), which becomes the command id: when the answer is lost (network error, 502/503/504) the
+ * call is sent again with the same key, so it is applied once whatever happened to the first attempt.
+ * Only if every attempt fails is the user told. The call names the page it came from, so the answer
+ * can carry that page's fresh regions (see `showChange`).
  */
-export async function callComponent(component: string, request: ComponentRequest): Promise<ComponentAnswer> {
-  const key = newKey();
+export async function callComponent(
+  component: string,
+  request: ComponentRequest,
+  key = newKey(),
+): Promise<ComponentAnswer> {
   markSent(key);
   const view = request.view === undefined ? `${location.pathname}${location.search}` : request.view;
   const call = { ...request, view: view ?? undefined };

@@ -1,4 +1,5 @@
 import { callComponent, type ComponentAnswer } from './component-call.ts';
+import { newKey } from './fresh-keys.ts';
 import { notify } from './notices.ts';
 import { refreshRegions, showChange } from './refresh-regions.ts';
 import { sweetAlert } from './sweetalert.ts';
@@ -49,12 +50,22 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
   let expected = target.version;
   let value = target.value;
   const loading = () => !!document.querySelector('.swal2-loading');
-  const send = (text: string) =>
-    callComponent('competitor-notes', {
-      event: 'update-note',
-      payload: { competitorId: target.competitorId, column: target.column, value: text },
-      expect: { version: expected },
-    });
+  // The same text over the same version is the same change: Save pressed again after every answer was
+  // lost sends it with the same key, so a save that did reach the server is answered, not made twice
+  // (or shown as someone else's change to overwrite).
+  let sent: { text: string; expected: number; key: string } | undefined;
+  const send = (text: string) => {
+    if (sent?.text !== text || sent.expected !== expected) sent = { text, expected, key: newKey() };
+    return callComponent(
+      'competitor-notes',
+      {
+        event: 'update-note',
+        payload: { competitorId: target.competitorId, column: target.column, value: text },
+        expect: { version: expected },
+      },
+      sent.key,
+    );
+  };
 
   /** The editor, optionally opened with a rejection to show; the answer of its save, or undefined if cancelled. */
   const edit = async (rejection?: string): Promise<ComponentAnswer | undefined> => {

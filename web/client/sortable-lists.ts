@@ -28,6 +28,8 @@ const controllers = new Map<string, Controller>();
 /** Above this many items SortableJS's swap animation costs more than a frame (tests/bench/drag-sort). */
 const ANIMATED_ITEMS_MAX = 300;
 let groupSeq = 0;
+const unconfirmedMove =
+  'Could not reach the server to confirm this move. The list now shows the saved order.';
 
 export function installSortableLists(): void {
   for (const root of document.querySelectorAll<HTMLElement>('[data-sortable][data-can-sort]')) {
@@ -151,8 +153,11 @@ async function settle(controller: Controller, before: string): Promise<void> {
     view: null,
   });
   if (answer.status === 'rejected') {
-    notify(answer.message, 'error');
-    announce(root, `Not saved: ${answer.message}`);
+    // No answer at all (every resend lost): the drop may well be saved, so say only what is known; the
+    // reload below shows the order the server has.
+    const unknown = answer.code === 'network';
+    notify(unknown ? unconfirmedMove : answer.message, 'error');
+    announce(root, unknown ? unconfirmedMove : `Not saved: ${answer.message}`);
     // The order as it is now, sliding back from the refused one.
     await reload(controller, { animate: true, settling: true });
     return;

@@ -1,5 +1,5 @@
 import type { SortableCompetitor } from '#projections/competitor-list/ordering.queries.ts';
-import { CsrfField } from '../../components/form-field.tsx';
+import { CommandKeyField, CsrfField } from '../../components/form-field.tsx';
 import { ThreatBadge } from '../competitors/competitor-table.tsx';
 import { Layout } from '../layout.tsx';
 import { DragHandle, MoveButtons, SortStatus, sortableRegion } from '../ordering/sortable-parts.tsx';
@@ -40,6 +40,7 @@ export function RankingPage({ page, view }: { page: PageContext; view: RankingVi
         <SortStatus />
         <form method="post" action="/ranking/move">
           <CsrfField token={page.csrfToken} />
+          <CommandKeyField />
           <input type="hidden" name="expect" value={version} />
           <ol className="ranking-list sortable-list" data-sortable-list="ranking">
             {rows.map((c) => (

@@ -1,6 +1,6 @@
 import type { SortableCompetitor } from '#projections/competitor-list/ordering.queries.ts';
 import type { Segment } from '#projections/segment-board/segment-board.queries.ts';
-import { CsrfField } from '../../components/form-field.tsx';
+import { CommandKeyField, CsrfField } from '../../components/form-field.tsx';
 import { ThreatBadge } from '../competitors/competitor-table.tsx';
 import { Layout } from '../layout.tsx';
 import { DragHandle, MoveButtons, SortStatus, sortableRegion } from '../ordering/sortable-parts.tsx';
@@ -42,6 +42,7 @@ export function SegmentsPage({ page, view }: { page: PageContext; view: BoardVie
         <SortStatus />
         <form method="post" action="/segments/move">
           <CsrfField token={page.csrfToken} />
+          <CommandKeyField />
           <input type="hidden" name="expect" value={version} />
           <div className="segment-board" data-sortable-groups>
             {segments.map((column) => (
