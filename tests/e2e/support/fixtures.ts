@@ -25,7 +25,7 @@ export const serverFixture: [WorkerFixture<RunningServer, object>, { scope: 'wor
       await server.stop();
     }
   },
-  { scope: 'worker', timeout: 90_000 },
+  { scope: 'worker', timeout: 150_000 },
 ];
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- no test-scoped fixtures yet

@@ -13,7 +13,7 @@ export const TEST_ADMIN_EMAIL = 'admin@rivals.test';
 /** The bootstrap admin's password on every test server. */
 export const TEST_ADMIN_PASSWORD = 'e2e-admin-password-0123';
 
-const READY_TIMEOUT_MS = 60_000;
+const READY_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 10_000;
 const OUTPUT_LIMIT = 64 * 1024;
 
