@@ -619,7 +619,7 @@ test.describe('forms: reloading the error page posts the same key again', () => 
     }
   });
 
-  test("changing a user's role, then disabling them: each resubmission says done, one event each", async ({
+  test("changing a user's role, disabling and enabling them: each resubmission says done, one event each", async ({
     page,
     server,
   }) => {
@@ -658,9 +658,19 @@ test.describe('forms: reloading the error page posts the same key again', () => 
     await page.goto(`${server.url}/users?search=${encodeURIComponent(email)}`);
     await expect(row).toContainText('editor');
     await expect(row).toContainText('Disabled');
+    lost = await loseFirstPost(page, `/users/${userId}/enable`);
+    await row.getByRole('button', { name: `Enable ${displayName}` }).click();
+    await reloadTheErrorPage(page, lost);
+    await expect(page).toHaveURL(`${server.url}/users`);
+    await expect(notices(page)).toContainText(`${displayName} is enabled.`);
+    expectOneKey(lost);
+
+    await page.goto(`${server.url}/users?search=${encodeURIComponent(email)}`);
+    await expect(row).toContainText('Active');
     const audit = await auditRows(page, server.url, displayName);
     expect(ofType(audit, 'UserRoleChanged')).toHaveLength(1);
     expect(ofType(audit, 'UserDisabled')).toHaveLength(1);
+    expect(ofType(audit, 'UserEnabled')).toHaveLength(1);
   });
 
   test('the ranking move buttons (no JavaScript): the resubmission says moved, and it moved one place', async ({
