@@ -16,6 +16,13 @@ const MULTI_LINE_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f
 /** Half of a surrogate pair without its other half: not a character at all, and Postgres refuses it. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/**
+ * Text that shows nothing: spaces and invisible characters only (zero-width spaces and joiners, soft
+ * hyphens: what `competitorNameKey` leaves out). Such a name or note looks empty, so it counts as empty.
+ */
+export const isBlank = (value: string): boolean =>
+  value.replace(/\p{Default_Ignorable_Code_Point}/gu, '').trim() === '';
+
 export const hasControlCharacters = (value: string, options: { multiline?: boolean } = {}): boolean =>
   (options.multiline ? MULTI_LINE_CONTROL : SINGLE_LINE_CONTROL).test(value) || LONE_SURROGATE.test(value);
 

@@ -31,10 +31,19 @@ export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
 
 /**
  * Route parameters by name: every `:id` is a UUID, checked before any query runs (a wrong one is a
- * 404, the page simply does not exist); a parameter with another name must be listed here.
+ * 404, the page simply does not exist); a parameter with another name must be listed here. `canonical`
+ * is the spelling handlers get: Postgres finds `/competitors/ABC…` by its uuid, but streams and commands
+ * name ids in lower case, so an upper-case id would be found and then be "deleted or never existed".
  */
-const routeParameters: Record<string, { pattern: RegExp; notFound: string }> = {
-  id: { pattern: uuidPattern, notFound: 'We could not find that page: the address has no valid id.' },
+const routeParameters: Record<
+  string,
+  { pattern: RegExp; notFound: string; canonical?(value: string): string }
+> = {
+  id: {
+    pattern: uuidPattern,
+    notFound: 'We could not find that page: the address has no valid id.',
+    canonical: (value) => value.toLowerCase(),
+  },
   component: { pattern: /^[a-z0-9-]{1,64}$/, notFound: 'There is no such component.' },
   // A dead letter's bus entry id: a Redis stream id ("1700000000000-0") or the in-process bus's counter.
   letterId: { pattern: /^\d{1,20}(-\d{1,20})?$/, notFound: 'There is no such dead letter.' },
@@ -45,6 +54,7 @@ export function validateRouteParams(params: Record<string, string | undefined>):
     const rule = routeParameters[name];
     if (!rule) throw new Error(`route parameter :${name} has no validation rule in web/input.server.ts`);
     if (value === undefined || !rule.pattern.test(value)) throw new NotFoundError(rule.notFound);
+    if (rule.canonical) params[name] = rule.canonical(value);
   }
 }
 

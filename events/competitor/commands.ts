@@ -1,15 +1,15 @@
 import { z } from 'zod';
 import { text } from '../text.ts';
-import { competitorFields, noteColumns, noteValue } from './fields.ts';
+import { noteColumns, noteValue, typedCompetitorFields } from './fields.ts';
 
 export const AddCompetitor = z.object({
   type: z.literal('AddCompetitor'),
-  payload: competitorFields.extend({ competitorId: z.uuid() }),
+  payload: typedCompetitorFields.extend({ competitorId: z.uuid() }),
 });
 
 export const UpdateCompetitor = z.object({
   type: z.literal('UpdateCompetitor'),
-  payload: competitorFields.extend({
+  payload: typedCompetitorFields.extend({
     competitorId: z.uuid(),
     /** The version the user's form was opened with; a newer version means someone else saved meanwhile. */
     expectedVersion: z.number().int().nonnegative().optional(),
@@ -21,9 +21,12 @@ export const UpdateCompetitor = z.object({
   }),
 });
 
-/** One note as the notes dialog sends it (docs/behaviour.md §6); the protocol takes it `.strict()`. */
+/**
+ * One note as the notes dialog sends it (docs/behaviour.md §6); the protocol takes it `.strict()`. Ids
+ * are lower case in streams: an upper-case spelling of a competitor's id is that competitor.
+ */
 export const noteEditPayload = z.object({
-  competitorId: z.uuid('Unknown competitor.'),
+  competitorId: z.uuid('Unknown competitor.').toLowerCase(),
   column: z.enum(noteColumns, { error: 'Column must be one of strengths, weaknesses, pricing, general.' }),
   value: noteValue,
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { text } from '../text.ts';
+import { isBlank, text } from '../text.ts';
 
 export const threats = ['low', 'medium', 'high'] as const;
 export type Threat = (typeof threats)[number];
@@ -49,6 +49,14 @@ export const competitorFields = z.object({
 });
 export type CompetitorFields = z.infer<typeof competitorFields>;
 
+/**
+ * The fields as people type them (forms, add and edit commands): a name must show something. Stored
+ * events keep `competitorFields`, so a name accepted before this rule still replays.
+ */
+export const typedCompetitorFields = competitorFields.extend({
+  name: competitorName.refine((name) => !isBlank(name), 'Name is required.'),
+});
+
 /** The field names, from the schema: the one list every layer copies, compares or labels fields by. */
 export const competitorFieldNames = competitorFields.keyof().options;
 export type CompetitorFieldName = (typeof competitorFieldNames)[number];
@@ -62,4 +70,4 @@ export const sameCompetitorFields = (a: CompetitorFields, b: CompetitorFields): 
 
 export const noteValue = text('A note', { multiline: true })
   .max(NOTE_MAX_LENGTH, `A note can be at most ${NOTE_MAX_LENGTH.toLocaleString('en-US')} characters.`)
-  .refine((v) => v.trim().length > 0, 'Value is required!');
+  .refine((v) => !isBlank(v), 'Value is required!');

@@ -17,7 +17,8 @@ const order = z
   .int('Each order must be a whole number from 1.')
   .min(1, 'Each order must be a whole number from 1.');
 
-const competitorValue = z.uuid({ error: 'Each value must be a competitor id.' });
+// Lower case, as streams name it: an upper-case spelling of a competitor's id is that competitor.
+const competitorValue = z.uuid({ error: 'Each value must be a competitor id.' }).toLowerCase();
 const segmentValue = z
   .string({ error: 'Each group value must be a segment id.' })
   .regex(segmentIdPattern, 'Each group value must be a segment id.');

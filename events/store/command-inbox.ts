@@ -60,16 +60,34 @@ export class CommandInbox {
               (SELECT request_digest FROM earlier) AS digest`,
       values: [envelope.commandId, envelope.actor.id, JSON.stringify(envelope), requestDigest ?? null],
     });
-    const row = rows[0];
-    if (row?.admitted) return { kind: 'admitted' };
+    if (rows[0]?.admitted) return { kind: 'admitted' };
+    // Not admitted and no earlier row seen: a concurrent request admitted the key after this statement's
+    // snapshot (the insert waited for it, then did nothing). Its row is committed now: read it, so another
+    // user's key or a different request is refused here too, not answered with that request's outcome.
+    const row = rows[0]?.owner ? rows[0] : ((await this.earlier(envelope.commandId)) ?? rows[0]);
     if (row?.owner && row.owner !== envelope.actor.id) return { kind: 'foreign' };
     if (requestDigest && row?.digest && row.digest !== requestDigest) return { kind: 'different' };
     if (row?.outcome) return { kind: 'handled', outcome: row.outcome };
     // Settled without an outcome: the workers gave up on it (it is in the dead letters).
     if (row?.given_up) return { kind: 'handled', outcome: givenUp };
-    // Admitted before and not handled yet — or admitted by a concurrent request between our reads (then
-    // `owner` is null): either way it is in flight, and its handler will record the outcome.
+    // Admitted before (by this user, for this request) and not handled yet: its handler records the outcome.
     return { kind: 'in-flight' };
+  }
+
+  /** The key's row as committed now, with its outcome if it has one. */
+  private async earlier(commandId: string) {
+    const { rows } = await this.db.query<{
+      outcome: Outcome | null;
+      owner: string | null;
+      given_up: boolean | null;
+      digest: string | null;
+    }>(
+      `SELECT (SELECT outcome FROM command_outcomes WHERE command_id = $1) AS outcome, actor_id AS owner,
+              settled_at IS NOT NULL AS given_up, request_digest AS digest
+       FROM command_inbox WHERE command_id = $1`,
+      [commandId],
+    );
+    return rows[0];
   }
 
   /** Marks commands handled (or given up on): called by workers after each batch. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { text } from '../text.ts';
+import { isBlank, text } from '../text.ts';
 
 export const roles = ['viewer', 'editor', 'admin'] as const;
 export type Role = (typeof roles)[number];
@@ -13,6 +13,7 @@ export const email = text('Email', { required: 'Email is required.' })
 export const displayName = text('Name', { required: 'Name is required.' })
   .trim()
   .min(1, 'Name is required.')
-  .max(80, 'Name must be at most 80 characters.');
+  .max(80, 'Name must be at most 80 characters.')
+  .refine((value) => !isBlank(value), 'Name is required.');
 
 export const role = z.enum(roles, { error: 'Role must be viewer, editor or admin.' });

@@ -41,7 +41,10 @@ function releaseName(w: WriteModel, name: string, competitorId: string, metadata
   );
 }
 
-/** Claims the name, then adds; gives the name back if the add is rejected. */
+/**
+ * Claims the name, then adds; gives the name back if the add is rejected — only a claim this command
+ * made: an id that already holds the name is a competitor that exists (a key naming it), and keeps it.
+ */
 export async function addCompetitor(
   w: WriteModel,
   command: AddCompetitorCommand,
@@ -58,7 +61,9 @@ export async function addCompetitor(
     { ...command, knownSegments: [...segments.segments.keys()] },
     metadata,
   );
-  if (outcome.status === 'rejected') await releaseName(w, name, competitorId, step(metadata, 'release'));
+  const claimed = claim.positions.length > 0;
+  if (outcome.status === 'rejected' && claimed)
+    await releaseName(w, name, competitorId, step(metadata, 'release'));
   return outcome;
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_PASSWORD } from '#tests/support/test-app.ts';
 import { TestClient } from '#tests/support/test-client.ts';
-import { eventCount, messageOf, waitFor } from './support/helpers.ts';
+import { addCompetitorByForm, competitorForm, eventCount, messageOf, waitFor } from './support/helpers.ts';
 import { securityBackends, startSecurityApp, type SecurityApp } from './support/security-app.ts';
 
 /**
@@ -25,23 +25,7 @@ describe.each(securityBackends)('write path review on %s', (backend) => {
     await app?.close();
   });
 
-  const competitorForm = (name: string, key = randomUUID()) => ({
-    name,
-    website: '',
-    segmentId: 'smb',
-    threat: 'low',
-    headquarters: '',
-    _idempotency_key: key,
-  });
-
-  /** Adds a competitor through the form; its id (the key names it). */
-  async function addCompetitor(name: string): Promise<string> {
-    await editor.get('/competitors/new');
-    const key = randomUUID();
-    const response = await editor.postForm('/competitors/new', competitorForm(name, key));
-    expect(response.status, name).toBe(302);
-    return key;
-  }
+  const addCompetitor = (name: string) => addCompetitorByForm(editor, name);
 
   const liveNamed = async (name: string) =>
     (await app.db.pool.query('SELECT id FROM competitor_list WHERE name = $1', [name])).rows.length;

@@ -3,9 +3,22 @@ import { z } from 'zod';
 import type { Flash } from '../pages/page-context.ts';
 import { hmac, safeEqual, setCookie, type CookieNames } from './cookies.server.ts';
 
+/** The longest text a flash keeps; the cookie holding it must stay well under browsers' 4 kB. */
+const FLASH_TEXT_MAX = 500;
+
 const flashSchema = z
-  .array(z.object({ kind: z.enum(['success', 'error', 'info']), text: z.string().max(500) }))
+  .array(z.object({ kind: z.enum(['success', 'error', 'info']), text: z.string().max(FLASH_TEXT_MAX) }))
   .max(5);
+
+/**
+ * A longer text is cut (ending in "…", never in half a character), not left for `readFlash` to refuse:
+ * a refusal naming three long competitor names would otherwise vanish, and the user hear nothing.
+ */
+function fitText(text: string): string {
+  if (text.length <= FLASH_TEXT_MAX) return text;
+  const cut = text.slice(0, FLASH_TEXT_MAX - 1);
+  return `${/[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
+}
 
 /**
  * One-time messages across a redirect ("Competitor added"), in a signed cookie so they work before
@@ -29,7 +42,10 @@ export function flashMiddleware(options: {
       setCookie(ctx, cookies.flash, null, { https });
     }
     ctx.state.addFlash = (flash: Flash) => {
-      const pending = [...((ctx.state.pendingFlash as Flash[] | undefined) ?? []), flash];
+      const pending = [
+        ...((ctx.state.pendingFlash as Flash[] | undefined) ?? []),
+        { ...flash, text: fitText(flash.text) },
+      ];
       ctx.state.pendingFlash = pending;
       const value = Buffer.from(JSON.stringify(pending)).toString('base64url');
       setCookie(ctx, cookies.flash, `${value}.${hmac(secret, `flash:${value}`)}`, {

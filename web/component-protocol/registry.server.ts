@@ -94,16 +94,31 @@ export const largeBodyComponents: ReadonlySet<string> = new Set([
 ]);
 export const LARGE_BODY_LIMIT = '1536kb';
 
+const callName = (field: 'event' | 'method') =>
+  z.string({ error: `The ${field} must be a name (text).` }).max(64, `The ${field} name is too long.`);
+const expectMessage = 'expect must be {"version": n}, n the whole number (from 0) your page was based on.';
+const version = z.number({ error: expectMessage }).int(expectMessage).nonnegative(expectMessage);
+const expectSchema = z.object({ version }, { error: expectMessage }).strict();
+const viewMessage = 'The view must be a path on this site.';
+const envelopeKeys = 'A component call has only these fields: event or method, payload, expect and view.';
+
 /** The protocol envelope: an event or a method call, its payload, and what the client's view expected. */
 export const componentRequestSchema = z
-  .object({
-    event: z.string().max(64).optional(),
-    method: z.string().max(64).optional(),
-    payload: z.unknown(),
-    expect: z.object({ version: z.number().int().nonnegative() }).strict().optional(),
-    /** The address of the page the call came from: the answer carries that page's fresh regions. */
-    view: z.string().max(2048).regex(viewPattern, 'The view must be a path on this site.').optional(),
-  })
+  .object(
+    {
+      event: callName('event').optional(),
+      method: callName('method').optional(),
+      payload: z.unknown(),
+      expect: expectSchema.optional(),
+      /** The address of the page the call came from: the answer carries that page's fresh regions. */
+      view: z
+        .string({ error: viewMessage })
+        .max(2048, viewMessage)
+        .regex(viewPattern, viewMessage)
+        .optional(),
+    },
+    { error: (issue) => (issue.code === 'unrecognized_keys' ? envelopeKeys : undefined) },
+  )
   .strict()
   .refine(
     (r) => (r.event === undefined) !== (r.method === undefined),

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
 import type { Role } from '#events/user/fields.ts';
 import { createAccount } from '#services/user/accounts.ts';
 import { envelope } from '#tests/support/runtime-pieces.ts';
@@ -55,4 +57,23 @@ export async function messageOf(response: Response): Promise<string> {
     .replace(/&#x27;|&#39;/g, "'")
     .replace(/&quot;/g, '"')
     .replace(/\s+/g, ' ');
+}
+
+/** The add/edit competitor form's fields, with an idempotency key (a fresh one unless given). */
+export const competitorForm = (name: string, key: string = randomUUID()) => ({
+  name,
+  website: '',
+  segmentId: 'smb',
+  threat: 'low',
+  headquarters: '',
+  _idempotency_key: key,
+});
+
+/** Adds a competitor through the form as `client`; its id (the key names it). */
+export async function addCompetitorByForm(client: TestClient, name: string): Promise<string> {
+  await client.get('/competitors/new');
+  const key = randomUUID();
+  const response = await client.postForm('/competitors/new', competitorForm(name, key));
+  expect(response.status, name).toBe(302);
+  return key;
 }

@@ -3,7 +3,11 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Command } from '#events/command.ts';
 import { text } from '#events/text.ts';
-import { competitorFieldNames, competitorFields, type CompetitorFields } from '#events/competitor/fields.ts';
+import {
+  competitorFieldNames,
+  typedCompetitorFields,
+  type CompetitorFields,
+} from '#events/competitor/fields.ts';
 import { NotFoundError, ValidationError } from '#infra/errors.ts';
 import { findCompetitor } from '#projections/competitor-list/competitor-list.queries.ts';
 import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
@@ -73,7 +77,7 @@ async function submitForm(
 ): Promise<void> {
   const values = formValues(ctx.request.body, formKeys);
   const form = { ...options.form, values };
-  const parsed = competitorFields.safeParse(values);
+  const parsed = typedCompetitorFields.safeParse(values);
   if (!parsed.success) return renderForm(ctx, deps, { ...form, errors: fieldErrors(parsed.error) }, 400);
   const { outcome, visible } = await dispatchAndWaitVisible(
     ctx,
