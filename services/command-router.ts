@@ -1,16 +1,17 @@
 import { parseCommand, type BusEnvelope } from '#events/command-shape.ts';
 import type { Command, CommandType, Outcome } from '#events/command.ts';
+import type { Action } from '#events/user/permissions.ts';
 import type { EventMetadata, NewEvent } from '#events/envelope.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import { competitorStream, orderingStream, segmentsStream, usersStream } from '#events/streams.ts';
 import { competitorDecider } from './competitor/competitor.ts';
 import { addCompetitor, deleteCompetitor, updateCompetitor } from './competitor/competitor-commands.ts';
-import { decideAndAppend, type WriteModel } from './decide-and-append.ts';
+import { decideAndAppend, loadState, type WriteModel } from './decide-and-append.ts';
 import type { Decider } from './decider.ts';
 import { decideAndAppendReorder } from './ordering/reorder.ts';
 import type { StateCache } from './state-cache.ts';
 import { segmentsDecider } from './segment/segments.ts';
-import { usersDecider } from './user/users.ts';
+import { actorMayDecide, usersDecider } from './user/users.ts';
 
 /**
  * Sends a command to its decider and stores the outcome (events appended, or the rejection). The command
@@ -31,16 +32,20 @@ interface Route<T extends CommandType> {
    */
   lane(command: CommandOf<T>): string;
   run(w: WriteModel, command: CommandOf<T>, metadata: EventMetadata): Promise<Outcome>;
+  /** The action it is (events/user/permissions.ts): its sender must still be allowed it when it is decided. */
+  needs: Action;
 }
 
 /** A command decided by one decider on one stream. */
 const onStream = <T extends CommandType, E extends NewEvent, S>(
   stream: (command: CommandOf<T>) => string,
   decider: Decider<CommandOf<T>, E, S>,
+  needs: Action,
   lane: (command: CommandOf<T>) => string = stream,
 ): Route<T> => ({
   stream,
   lane,
+  needs,
   run: (w, command, metadata) => decideAndAppend(w, stream(command), decider, command, metadata),
 });
 
@@ -53,7 +58,7 @@ const ofCompetitor = (command: OnCompetitor) => competitorStream(command.payload
 const competitorLane = (command: OnCompetitor) => command.payload.competitorId;
 const onCompetitor = { stream: ofCompetitor, lane: competitorLane };
 
-const reorder: Route<'ReorderRanking' | 'ReorganizeSegments'> = {
+const reorder: Omit<Route<'ReorderRanking' | 'ReorganizeSegments'>, 'needs'> = {
   stream: orderingStream,
   lane: orderingStream,
   run: (w, command, metadata) => decideAndAppendReorder(w.store, command, metadata),
@@ -64,17 +69,17 @@ const reorder: Route<'ReorderRanking' | 'ReorganizeSegments'> = {
  * lanes (`commandKey`) read it, so a command's stream is named in one place.
  */
 const commandTable: { [T in CommandType]: Route<T> } = {
-  AddCompetitor: { ...onCompetitor, run: addCompetitor },
-  UpdateCompetitor: { ...onCompetitor, run: updateCompetitor },
-  DeleteCompetitor: { ...onCompetitor, run: deleteCompetitor },
-  UpdateCompetitorNote: onStream(ofCompetitor, competitorDecider, competitorLane),
-  AddSegment: onStream(segmentsStream, segmentsDecider),
-  AddUser: onStream(usersStream, usersDecider),
-  ChangeUserRole: onStream(usersStream, usersDecider),
-  DisableUser: onStream(usersStream, usersDecider),
-  EnableUser: onStream(usersStream, usersDecider),
-  ReorderRanking: reorder,
-  ReorganizeSegments: reorder,
+  AddCompetitor: { ...onCompetitor, run: addCompetitor, needs: 'competitors.create' },
+  UpdateCompetitor: { ...onCompetitor, run: updateCompetitor, needs: 'competitors.edit' },
+  DeleteCompetitor: { ...onCompetitor, run: deleteCompetitor, needs: 'competitors.delete' },
+  UpdateCompetitorNote: onStream(ofCompetitor, competitorDecider, 'notes.edit', competitorLane),
+  AddSegment: onStream(segmentsStream, segmentsDecider, 'segments.manage'),
+  AddUser: onStream(usersStream, usersDecider, 'users.manage'),
+  ChangeUserRole: onStream(usersStream, usersDecider, 'users.manage'),
+  DisableUser: onStream(usersStream, usersDecider, 'users.manage'),
+  EnableUser: onStream(usersStream, usersDecider, 'users.manage'),
+  ReorderRanking: { ...reorder, needs: 'ranking.reorder' },
+  ReorganizeSegments: { ...reorder, needs: 'segments.reorder' },
 };
 
 /** A command's route; `T` ties the route to this very command, so its `run` takes it without a cast. */
@@ -95,7 +100,14 @@ export function createCommandRouter(store: EventStore, options: { cache?: StateC
   const w: WriteModel = { store, cache: options.cache };
   return async ({ command: unchecked, ...envelope }) => {
     const command = parseCommand(unchecked);
-    return routeOf(command).run(w, command, metadataOf(envelope));
+    const route = routeOf(command);
+    const metadata = metadataOf(envelope);
+    // The sender's account as it is now, not as it was when the request came in (a rejection is
+    // recorded like any other, so a redelivery answers the same).
+    const { state: users } = await loadState(w.store, usersStream(), usersDecider, w.cache);
+    const refused = actorMayDecide(users, envelope.actor.id, route.needs);
+    if (refused) return w.store.recordOutcome(metadata.commandId, route.stream(command), refused);
+    return route.run(w, command, metadata);
   };
 }
 

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import { hasControlCharacters } from '#events/text.ts';
 import { ForbiddenError, UnauthorizedError } from '#infra/errors.ts';
 import type { AppDeps } from './app-deps.server.ts';
-import { can, type Action } from './auth/permissions.ts';
+import { can, type Action } from '#events/user/permissions.ts';
 import type { SessionUser } from './pages/page-context.ts';
 import { validateRouteParams } from './input.server.ts';
 import { isXhr } from './render.server.tsx';

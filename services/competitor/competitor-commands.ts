@@ -96,8 +96,13 @@ export async function updateCompetitor(
   }
   const outcome = await decideAndAppend(w, stream, competitorDecider, command, metadata);
   if (renamed && state.status === 'live') {
-    const [release, keep] = outcome.status === 'accepted' ? [oldName, 'old'] : [name, 'new'];
-    await releaseName(w, release, competitorId, step(metadata, `release-${keep}`));
+    if (outcome.status === 'accepted') {
+      await releaseName(w, oldName, competitorId, step(metadata, 'release-old'));
+    } else if (!(await bearsName(w, competitorId, name))) {
+      // A claim is the competitor's, not this command's: another rename to the same name (decided by
+      // another worker) may hold it through ours and have been stored, and then the name stays taken.
+      await releaseName(w, name, competitorId, step(metadata, 'release-new'));
+    }
   }
   if (outcome.status === 'rejected' || moveTo === undefined) return outcome;
   const moved = await decideAndAppendSegmentMove(
@@ -106,6 +111,12 @@ export async function updateCompetitor(
     step(metadata, 'segment'),
   );
   return bothApplied(outcome, moved);
+}
+
+/** Whether the competitor is live and named `name` now (as names compare). */
+async function bearsName(w: WriteModel, competitorId: string, name: string): Promise<boolean> {
+  const { state } = await loadState(w.store, competitorStream(competitorId), competitorDecider, w.cache);
+  return state.status === 'live' && sameName(state.fields.name, name);
 }
 
 /** The answer for an update and the move after it: the later one's position is what a reader waits for. */

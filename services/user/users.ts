@@ -1,8 +1,9 @@
 import type { UserEvent } from '#events/user/events.ts';
 import type { UserCommand } from '#events/user/commands.ts';
 import type { Role } from '#events/user/fields.ts';
+import { can, type Action } from '#events/user/permissions.ts';
 import { assertNever } from '#infra/assert-never.ts';
-import { accept, reject, type Decider, type Decision } from '../decider.ts';
+import { accept, reject, type Decider, type Decision, type Rejection } from '../decider.ts';
 
 export interface UserState {
   email: string;
@@ -19,6 +20,21 @@ const activeAdmins = (state: UsersState, except: string) =>
   [...state.byId.entries()].filter(([id, u]) => id !== except && u.role === 'admin' && !u.disabled).length;
 
 const LAST_ADMIN = 'Rivals needs at least one active admin: make someone else an admin first.';
+
+/**
+ * Pure: whether the account that sent a command may still make it when it is decided. The web checked
+ * the role when the request came in, but a command can be decided later (in flight, re-sent from the
+ * inbox, retried from the dead letters): a disable or a role change answered before that must hold.
+ * Actors that are not accounts (the system, operator commands) are not users and pass.
+ */
+export function actorMayDecide(state: UsersState, actorId: string, action: Action): Rejection | undefined {
+  const user = state.byId.get(actorId);
+  if (!user) return undefined;
+  if (user.disabled) return reject('forbidden', 'Your account was disabled, so this change was not saved.');
+  if (!can(user.role, action))
+    return reject('forbidden', `Your role is now ${user.role}, so this change was not saved.`);
+  return undefined;
+}
 
 export const usersDecider: Decider<UserCommand, UserEvent, UsersState> = {
   initialState: () => ({ byId: new Map(), idByEmail: new Map() }),

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '#events/user/fields.ts';
 import { createAccount } from '#services/user/accounts.ts';
 import { appRoutes } from '#web/app.server.ts';
-import { can, permissions, type Action } from '#web/auth/permissions.ts';
+import { can, permissions, type Action } from '#events/user/permissions.ts';
 import type { RouteDef } from '#web/routing.server.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Role } from '#events/user/fields.ts';
-import { can } from '#web/auth/permissions.ts';
+import { can } from '#events/user/permissions.ts';
 import { componentRegistry } from '#web/component-protocol/registry.server.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { startTestApp, type TestApp } from '#tests/support/test-app.ts';

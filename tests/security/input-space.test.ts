@@ -12,7 +12,7 @@ import {
   messageOf,
   waitFor,
 } from './support/helpers.ts';
-import { securityBackends, startSecurityApp, type SecurityApp } from './support/security-app.ts';
+import { securityBackends, startSecuritySuite, type SecurityApp } from './support/security-app.ts';
 
 /**
  * A walk through the input space of every entry point, on both backends, after fuzz.test.ts: values a
@@ -26,14 +26,8 @@ describe.each(securityBackends)('input space on %s', (backend) => {
   let admin: TestClient;
   let editor: TestClient;
 
-  beforeAll(async () => {
-    app = await startSecurityApp(backend);
-    admin = await app.client('admin');
-    editor = await app.client('editor');
-  });
-  afterAll(async () => {
-    await app?.close();
-  });
+  beforeAll(async () => ({ app, admin, editor } = await startSecuritySuite(backend)));
+  afterAll(() => app?.close());
 
   const NOTES = '/components/competitor-notes';
   const addCompetitor = (name: string) => addCompetitorByForm(editor, name);

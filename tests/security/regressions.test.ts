@@ -14,7 +14,7 @@ import {
   handshakeResult,
   METRICS_TOKEN,
   securityBackends,
-  startSecurityApp,
+  startSecuritySuite,
   type SecurityApp,
 } from './support/security-app.ts';
 
@@ -47,14 +47,8 @@ describe.each(securityBackends)('issue 9 repros on %s', (backend) => {
   let admin: TestClient;
   let editor: TestClient;
 
-  beforeAll(async () => {
-    app = await startSecurityApp(backend);
-    admin = await app.client('admin');
-    editor = await app.client('editor');
-  });
-  afterAll(async () => {
-    await app?.close();
-  });
+  beforeAll(async () => ({ app, admin, editor } = await startSecuritySuite(backend)));
+  afterAll(() => app?.close());
 
   const alive = async () => expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_PASSWORD } from '#tests/support/test-app.ts';
 import { TestClient } from '#tests/support/test-client.ts';
 import { addCompetitorByForm, competitorForm, eventCount, messageOf, waitFor } from './support/helpers.ts';
-import { securityBackends, startSecurityApp, type SecurityApp } from './support/security-app.ts';
+import { securityBackends, startSecuritySuite, type SecurityApp } from './support/security-app.ts';
 
 /**
  * Repros of a review of the write path, on both backends: bytes the database refuses in fields that
@@ -16,14 +16,8 @@ describe.each(securityBackends)('write path review on %s', (backend) => {
   let admin: TestClient;
   let editor: TestClient;
 
-  beforeAll(async () => {
-    app = await startSecurityApp(backend);
-    admin = await app.client('admin');
-    editor = await app.client('editor');
-  });
-  afterAll(async () => {
-    await app?.close();
-  });
+  beforeAll(async () => ({ app, admin, editor } = await startSecuritySuite(backend)));
+  afterAll(() => app?.close());
 
   const addCompetitor = (name: string) => addCompetitorByForm(editor, name);
 

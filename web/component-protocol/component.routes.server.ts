@@ -1,5 +1,5 @@
 import { ForbiddenError, NotFoundError, UnsupportedMediaTypeError, ValidationError } from '#infra/errors.ts';
-import { can } from '../auth/permissions.ts';
+import { can } from '#events/user/permissions.ts';
 import { dispatchAndWaitVisible } from '../commands.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
 import { route, type RouteDef } from '../routing.server.ts';

@@ -3,7 +3,7 @@ import type { Command } from '#events/command.ts';
 import { noteEditPayload } from '#events/competitor/commands.ts';
 import type { ProjectionName } from '#projections/all-projections.ts';
 import { boardList, rankingList } from '#events/ordering/commands.ts';
-import type { Action } from '../auth/permissions.ts';
+import type { Action } from '#events/user/permissions.ts';
 import { viewPattern } from './render-view.server.ts';
 
 /** What the client may send besides the payload: the version its view was based on. */

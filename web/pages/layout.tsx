@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { can, type Action } from '../auth/permissions.ts';
+import { can, type Action } from '#events/user/permissions.ts';
 import type { PageContext } from './page-context.ts';
 
 interface NavItem {

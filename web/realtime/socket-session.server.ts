@@ -1,6 +1,6 @@
 import type { Socket, DefaultEventsMap } from 'socket.io';
 import type { Logger } from '#infra/logger.ts';
-import { can } from '../auth/permissions.ts';
+import { can } from '#events/user/permissions.ts';
 import type { SessionSignal, SessionSignals } from '../auth/session-signals.server.ts';
 import { sessionById, type LiveSession, type SessionOptions } from '../auth/sessions.server.ts';
 import type { RealtimeServer, SocketData } from './realtime.server.ts';

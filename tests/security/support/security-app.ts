@@ -168,3 +168,9 @@ export function disconnection(socket: Socket): Promise<{ reason: string; told: b
     socket.once('disconnect', (reason) => resolve({ reason, told, at: Date.now() })),
   );
 }
+
+/** The app with an admin and an editor signed in: what most security suites start from. */
+export async function startSecuritySuite(backend: SecurityBackend) {
+  const app = await startSecurityApp(backend);
+  return { app, admin: await app.client('admin'), editor: await app.client('editor') };
+}

@@ -1,6 +1,6 @@
 import { noteColumns } from '#events/competitor/fields.ts';
 import type { CompetitorRow } from '#projections/competitor-list/competitor-row.ts';
-import { can } from '../../auth/permissions.ts';
+import { can } from '#events/user/permissions.ts';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 import { formatTime } from '../../components/format.ts';

@@ -2,7 +2,7 @@ import type { ListResult } from '#projections/competitor-list/competitor-list.qu
 import { DataTable } from '../../components/data-table/data-table.tsx';
 import { TableFragment } from '../../table-route.server.tsx';
 import type { TableState } from '../../components/data-table/table-state.ts';
-import { can } from '../../auth/permissions.ts';
+import { can } from '#events/user/permissions.ts';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 import { competitorColumns } from './competitor-table.tsx';

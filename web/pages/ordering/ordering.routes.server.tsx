@@ -11,7 +11,7 @@ import {
 import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
-import { can } from '../../auth/permissions.ts';
+import { can } from '#events/user/permissions.ts';
 import { dispatchAndWaitVisible } from '../../commands.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';

@@ -1,8 +1,10 @@
-import type { Role } from '#events/user/fields.ts';
+import type { Role } from './fields.ts';
 
 /**
- * The one table of who may do what. Every route, component event and method names one action;
- * the server checks it on every request. The UI hides what a role cannot do, but this is the guard.
+ * The one table of who may do what. Every route, component event and method names one action; the
+ * server checks it on every request, and the command router again when a command is decided (its
+ * sender may have been disabled or demoted since). The UI hides what a role cannot do, but these are
+ * the guards.
  */
 export const permissions = {
   'competitors.view': 'viewer',
@@ -16,6 +18,8 @@ export const permissions = {
   'ranking.reorder': 'editor',
   'segments.view': 'viewer',
   'segments.reorder': 'editor',
+  /** No page adds segments yet: start-up adds the defaults (as the system, not a user). */
+  'segments.manage': 'admin',
   'audit.view': 'editor',
   'users.view': 'admin',
   'users.manage': 'admin',
