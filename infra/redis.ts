@@ -42,3 +42,19 @@ export function createRedisClient(url: string, log: Logger, options: RedisClient
   });
   return client;
 }
+
+/**
+ * Closes a connection once the commands already sent are answered (QUIT queues behind them): a
+ * subscription still being set up when the process stops (Ctrl+C right after start) completes instead
+ * of being rejected into an unhandled error. If Redis does not answer within `ms` (it is down), the
+ * connection is dropped.
+ */
+export async function closeRedisClient(client: Redis, ms = 1_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    client.quit().catch(() => undefined),
+    new Promise((resolve) => (timer = setTimeout(resolve, ms))),
+  ]);
+  clearTimeout(timer);
+  client.disconnect();
+}

@@ -97,7 +97,14 @@ async function main(): Promise<void> {
     );
     purge.unref();
     server = createServer(app.callback());
-    realtime = createRealtime({ server, redis: runtime.redis, sessions: appSessions, signals, log });
+    realtime = createRealtime({
+      server,
+      redis: runtime.redis,
+      sessions: appSessions,
+      signals,
+      prefix: config.REDIS_PREFIX,
+      log,
+    });
     server.keepAliveTimeout = 5_000;
     server.requestTimeout = 30_000;
     server.headersTimeout = 10_000;
@@ -122,13 +129,18 @@ async function main(): Promise<void> {
     process.send?.('ready');
   } else {
     // A worker has no HTTP server, but it projects: it broadcasts through the Redis adapter.
-    if (runtime.redis) realtime = createRealtime({ redis: runtime.redis, log });
+    if (runtime.redis) realtime = createRealtime({ redis: runtime.redis, prefix: config.REDIS_PREFIX, log });
+    // Under the supervisor (npm start): the worker works now, so a later death is a crash to restart.
+    process.send?.('ready');
     // Health is for supervisors; a worker whose port is taken still works, and says so.
     server = await startWorkerHealth(runtime, runtime.metrics).catch((error: unknown) => {
-      log.warn({ err: error, port: config.PORT }, 'worker health endpoint not started');
+      log.warn({ port: config.PORT, reason: (error as Error).message }, 'worker health endpoint not started');
       return undefined;
     });
-    log.info({ role: config.ROLE, port: config.PORT }, 'worker started; health on /healthz and /readyz');
+    log.info(
+      { role: config.ROLE, port: config.PORT },
+      server ? 'worker started; health on /healthz and /readyz' : 'worker started; no health endpoint',
+    );
   }
   if (runtime.runner && realtime) startChangeFeed(runtime.runner, realtime);
   if (runtime.runner) startUserFeed(runtime.runner, signals);
@@ -139,6 +151,12 @@ main().catch((error: unknown) => {
     process.stderr.write(`${error.message}\n`);
   } else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
     process.stderr.write(`Port ${process.env.PORT ?? 3000} is already in use. Set PORT to another port.\n`);
+  } else if (
+    ['ENOTFOUND', 'EADDRNOTAVAIL', 'EAI_AGAIN'].includes((error as NodeJS.ErrnoException).code ?? '')
+  ) {
+    process.stderr.write(
+      `Invalid configuration: HOST="${process.env.HOST ?? ''}" — expected an address of this machine (e.g. 127.0.0.1 or 0.0.0.0).\n`,
+    );
   } else {
     process.stderr.write(`Rivals could not start: ${(error as Error).message}\n`);
     console.error(error);

@@ -43,7 +43,11 @@ function start(): void {
     child = undefined;
     if (stopping) return process.exit(code ?? (signal ? 1 : 0));
     if (code === 0) return process.exit(0);
-    if (!everReady) return process.exit(code ?? 1);
+    if (!everReady) {
+      // A start that failed says why itself (one line); a kill says nothing, so say it here.
+      if (signal) say(`the server stopped (${signal}) before it was ready; not restarting.`);
+      return process.exit(code ?? 1);
+    }
     if (!ready && ++failedRestarts > MAX_FAILED_RESTARTS) {
       say(`the server failed to start ${MAX_FAILED_RESTARTS} times in a row; giving up.`);
       return process.exit(code ?? 1);

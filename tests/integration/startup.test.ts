@@ -67,6 +67,14 @@ describe('start-up', () => {
     );
   });
 
+  it('a HOST that is no address of this machine stops with one line naming it, not a stack trace', async () => {
+    const server = startServer({ HOST: 'no-such-host.invalid', PORT: '3999', DATA_DIR: await tempDir() });
+    expect(await server.exited).toBe(1);
+    expect(server.output().stderr.trim()).toBe(
+      'Invalid configuration: HOST="no-such-host.invalid" — expected an address of this machine (e.g. 127.0.0.1 or 0.0.0.0).',
+    );
+  });
+
   it('an unreachable database gets a clear message after retries, not a stack trace', async () => {
     const config = loadConfig({
       DATABASE_URL: `postgres://postgres@127.0.0.1:${await freePort()}/nope`,

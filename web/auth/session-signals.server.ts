@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { z } from 'zod';
 import type { Logger } from '#infra/logger.ts';
-import type { Redis } from '#infra/redis.ts';
+import { closeRedisClient, type Redis } from '#infra/redis.ts';
 
 /**
  * "A session or a user changed": every instance must hear it, because a live socket bound to that
@@ -83,7 +83,7 @@ export function createSessionSignals(options: {
     subscribe,
     async close() {
       local.removeAllListeners();
-      subscriber.disconnect();
+      await closeRedisClient(subscriber);
     },
   };
 }

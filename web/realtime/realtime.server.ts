@@ -2,7 +2,7 @@ import type { Server as HttpServer } from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { Server, type DefaultEventsMap } from 'socket.io';
 import type { Logger } from '#infra/logger.ts';
-import type { Redis } from '#infra/redis.ts';
+import { closeRedisClient, type Redis } from '#infra/redis.ts';
 import { originMatches, readSessionToken } from '../input.server.ts';
 import type { SessionSignals } from '../auth/session-signals.server.ts';
 import { sessionIdOf, type SessionOptions } from '../auth/sessions.server.ts';
@@ -43,9 +43,15 @@ export function createRealtime(options: {
   redis?: Redis;
   sessions?: SessionOptions;
   signals?: SessionSignals;
+  /**
+   * REDIS_PREFIX: the adapter's pub/sub channels carry it. Channels are not keys (neither the key prefix
+   * nor the database number separates them), so without it every deployment on one Redis server heard
+   * the others' broadcasts.
+   */
+  prefix?: string;
   log: Logger;
 }): Realtime {
-  const { server, redis, sessions, signals, log } = options;
+  const { server, redis, sessions, signals, prefix = '', log } = options;
   const io: RealtimeServer = server
     ? new Server(server, { path: '/socket.io', serveClient: false, transports: ['websocket', 'polling'] })
     : new Server();
@@ -74,7 +80,7 @@ export function createRealtime(options: {
       down = false;
     });
     clients.push(pub, sub);
-    io.adapter(createAdapter(pub, sub));
+    io.adapter(createAdapter(pub, sub, { key: `${prefix}socket.io` }));
   }
   let unbind = () => {};
   if (server && sessions) {
@@ -114,11 +120,9 @@ export function createRealtime(options: {
     io,
     async close() {
       unbind();
-      await new Promise<void>((resolve) => {
-        void io.close(() => resolve());
-        if (!server) resolve();
-      });
-      for (const client of clients) client.disconnect();
+      // Without an HTTP server (a worker) there is no engine to close: io.close() would reject.
+      if (server) await new Promise<void>((resolve) => void io.close(() => resolve()));
+      await Promise.all(clients.map((client) => closeRedisClient(client)));
     },
   };
 }

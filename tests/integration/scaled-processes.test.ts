@@ -1,0 +1,111 @@
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createRedisClient } from '#infra/redis.ts';
+import { createRealtime } from '#web/realtime/realtime.server.ts';
+import { backendUrl, runs } from '#tests/support/environment.ts';
+import { silentLog } from '#tests/support/runtime-pieces.ts';
+import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+/** Polls until `check` holds; fails naming `what` (a bound on waiting, not a timing assertion). */
+async function waitFor(check: () => boolean, what: string, ms = 90_000) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const count = (text: string, part: string) => text.split(part).length - 1;
+
+/**
+ * Processes as an operator runs them on Postgres and Redis (README, "Scaled"): a worker under the
+ * supervisor, and the live-update channels of several deployments sharing one Redis server.
+ */
+describe.each(runs('postgres') && runs('redis') ? ['postgres+redis'] : [])('scaled processes on %s', () => {
+  const databases: TestDatabase[] = [];
+  afterAll(async () => Promise.all(databases.map((db) => db.drop())));
+
+  it('a worker under `npm start` is restarted after a crash, and Ctrl+C stops it without an error', async () => {
+    const db = await createTestDatabase('postgres');
+    databases.push(db);
+    const supervisor = spawn(process.execPath, ['--import', 'tsx', 'web/supervisor.server.ts'], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        ROLE: 'worker',
+        HOST: '127.0.0.1',
+        PORT: String(await freePort()),
+        DATABASE_URL: db.url ?? '',
+        REDIS_URL: backendUrl('redis'),
+        REDIS_PREFIX: `test-worker-${randomUUID().slice(0, 8)}:`,
+        SESSION_SECRET: 'w'.repeat(40),
+        DEMO_DATA: 'false',
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    supervisor.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    supervisor.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((resolve) => supervisor.on('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => output.includes('worker started'), 'the worker to start');
+      const { stdout } = await promisify(execFile)('pgrep', ['-P', String(supervisor.pid)]);
+      const worker = Number(stdout.trim().split('\n')[0]);
+      process.kill(worker, 'SIGKILL');
+      await waitFor(() => count(output, 'worker started') === 2, 'the worker to be restarted').catch(
+        (error: Error) => {
+          throw new Error(`${error.message}; the output:\n${output}`);
+        },
+      );
+      expect(output).toContain('[supervisor] the server stopped (SIGKILL); restarting in 1 s.');
+
+      supervisor.kill('SIGINT');
+      expect(await exited).toBe(0);
+      // Stopped right after its restart, with subscriptions perhaps still being set up: no error line
+      // (a worker's realtime has no HTTP engine to close, and closing used to reject).
+      expect(output).not.toMatch(/"level":(50|60)/);
+      expect(output).not.toContain('unexpected error');
+    } finally {
+      if (supervisor.exitCode === null) supervisor.kill('SIGKILL');
+    }
+  }, 240_000);
+
+  it("one deployment's live updates are published on its own REDIS_PREFIX channels only", async () => {
+    const url = backendUrl('redis');
+    const listener = createRedisClient(url, silentLog, { name: 'test-listener', subscriber: true });
+    const redis = createRedisClient(url, silentLog, { name: 'test-realtime' });
+    const prefix = `test-deployment-${randomUUID().slice(0, 8)}:`;
+    const realtime = createRealtime({ redis, prefix, log: silentLog });
+    try {
+      // Every Socket.IO adapter channel of every deployment on this server (unprefixed ones included);
+      // other suites broadcast too, so only the messages carrying this test's marker count.
+      const marker = randomUUID();
+      const channels: string[] = [];
+      await listener.psubscribe('*socket.io#*');
+      listener.on('pmessageBuffer', (_pattern: Buffer, channel: Buffer, message: Buffer) => {
+        if (message.includes(marker)) channels.push(channel.toString());
+      });
+      realtime.io.to('competitors').emit('competitors-changed', { marker });
+      await waitFor(() => channels.length > 0, 'the broadcast on Redis', 10_000);
+      expect(channels.every((channel) => channel.startsWith(`${prefix}socket.io#`))).toBe(true);
+    } finally {
+      await realtime.close();
+      listener.disconnect();
+      redis.disconnect();
+    }
+  });
+});
