@@ -68,6 +68,17 @@ const schema = z.object({
 
 export type Config = z.infer<typeof schema> & { mode: 'embedded' | 'scaled' };
 
+const secretVariables = new Set(['SESSION_SECRET', 'ADMIN_PASSWORD', 'METRICS_TOKEN']);
+
+/**
+ * A value as an error message may show it (messages reach logs and terminals): a secret by its length
+ * only, a URL with its password masked.
+ */
+function shown(name: string, value: string): string {
+  if (secretVariables.has(name)) return `(${value.length} characters, hidden)`;
+  return JSON.stringify(value.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@'));
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -87,7 +98,7 @@ export function loadConfig(
     const name = String(issue?.path[0] ?? 'environment');
     const value = env[name];
     throw new ConfigError(
-      `Invalid configuration: ${name}=${JSON.stringify(value ?? '')} — expected ${issue?.message ?? 'a valid value'}.`,
+      `Invalid configuration: ${name}=${shown(name, value ?? '')} — expected ${issue?.message ?? 'a valid value'}.`,
     );
   }
   const config = result.data;

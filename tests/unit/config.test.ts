@@ -29,6 +29,24 @@ describe('configuration', () => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 
+  it.each([
+    [
+      { ADMIN_PASSWORD: 'short-pw' },
+      'ADMIN_PASSWORD=(8 characters, hidden) — expected at least 12 characters.',
+    ],
+    [
+      { DATABASE_URL: 'postgres://h/db', SESSION_SECRET: 'almost-the-secret' },
+      'SESSION_SECRET=(17 characters, hidden) — expected at least 32 characters.',
+    ],
+    [
+      { DATABASE_URL: 'mysql://admin:hunter2-hunter2@db/x' },
+      'DATABASE_URL="mysql://admin:***@db/x" — expected a postgres:// or postgresql:// URL.',
+    ],
+  ])('never shows a secret in its message: %j', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+    expect(() => loadConfig(env)).not.toThrow(/short-pw|almost-the-secret|hunter2/);
+  });
+
   it('runs scaled with a database, Redis and a secret', () => {
     const config = loadConfig({
       DATABASE_URL: 'postgres://h/db',
