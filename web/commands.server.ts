@@ -20,6 +20,14 @@ export interface CommandResult {
  * visible, or sent-and-pending).
  */
 export const CHANGE_WAIT_MS = 5_000;
+/**
+ * The notice for a form whose change was stored in the inbox but whose outcome did not come back within
+ * the budget: not "saved" (it may still be refused, e.g. a name taken meanwhile), and what to do.
+ */
+export const UNCONFIRMED_CHANGE =
+  'Your change was received but is not confirmed yet (the server is busy). Reload in a moment to see it; ' +
+  'sending it again is safe, it is never made twice.';
+
 /** A change that arrives at the end of the budget still gets one look at the read models. */
 const LAST_LOOK_MS = 100;
 

@@ -109,6 +109,35 @@ describe.each(databaseBackends)('competitor forms on %s', (backend) => {
     expect(page).not.toContain('/delete');
   });
 
+  it('a change whose outcome does not come back in time is called received, not saved, on every form', async () => {
+    // The worker's answer is lost on the way back (a slow or restarting worker): the command itself is
+    // dispatched for real and stored, only the request stops waiting for it.
+    const { gateway } = app.runtime;
+    const dispatch = gateway.dispatch.bind(gateway);
+    const lost = vi
+      .spyOn(gateway, 'dispatch')
+      .mockImplementation(async (...args) => ({ ...(await dispatch(...args)), outcome: undefined }));
+    const admin = await app.client('admin');
+    try {
+      const added = await editor.postForm('/competitors/new', { ...valid, name: 'Unconfirmed Inc' });
+      expect(added.status).toBe(302);
+      const list = await (await editor.get(added.headers.get('location') ?? '/')).text();
+      expect(list).toContain('Your change was received but is not confirmed yet');
+      expect(list).not.toContain('Unconfirmed Inc was added.');
+
+      await admin.get('/users');
+      const { rows } = await app.db.pool.query<{ id: string }>(
+        "SELECT id FROM user_list WHERE role = 'viewer' LIMIT 1",
+      );
+      const disabled = await admin.postForm(`/users/${rows[0]?.id}/disable`, {});
+      const users = await (await admin.get(disabled.headers.get('location') ?? '/')).text();
+      expect(users).toContain('Your change was received but is not confirmed yet');
+      expect(users).not.toMatch(/is disabled\./);
+    } finally {
+      lost.mockRestore();
+    }
+  });
+
   // Last: it stops the projections of this app.
   it('says the change is saved when the list does not show it within the bounded wait', async () => {
     await app.runtime.runner?.stop();

@@ -13,7 +13,7 @@ import { findCompetitor } from '#projections/competitor-list/competitor-list.que
 import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
-import { dispatchAndWaitVisible } from '../../commands.server.ts';
+import { dispatchAndWaitVisible, UNCONFIRMED_CHANGE } from '../../commands.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
@@ -89,9 +89,13 @@ async function submitForm(
     const errors = outcome.fields ?? { _form: outcome.message };
     return renderForm(ctx, deps, { ...form, errors }, outcome.code === 'conflict' ? 409 : 400);
   }
-  const shown = visible && !!outcome;
-  addFlash(ctx, { kind: 'success', text: savedMessage(shown, options.done(parsed.data)) });
-  ctx.redirect(options.next(shown));
+  addFlash(
+    ctx,
+    outcome
+      ? { kind: 'success', text: savedMessage(visible, options.done(parsed.data)) }
+      : { kind: 'info', text: UNCONFIRMED_CHANGE },
+  );
+  ctx.redirect(options.next(visible && !!outcome));
 }
 
 export const competitorFormRoutes: RouteDef[] = [
