@@ -227,6 +227,23 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
       expect(await count(app, 'events')).toBeGreaterThan(before);
     });
 
+    it('a page whose session ended meanwhile is told so (401), not that its form is broken; nothing changes', async () => {
+      const editor = await newUser(app, 'editor', 'ended-session');
+      const client = await signedIn(app, editor.email);
+      await client.get('/competitors/new');
+      // Ended elsewhere: signed out on another device, expired, or the account disabled.
+      await app.db.pool.query('DELETE FROM sessions WHERE user_id = $1', [editor.id]);
+      const before = await snapshot(app);
+      const response = await client.postForm('/competitors/new', {
+        name: 'After the session',
+        segmentId: 'smb',
+        threat: 'low',
+      });
+      expect(response.status).toBe(401);
+      expect(await response.text()).toContain('Your session has ended');
+      expect(await snapshot(app)).toEqual(before);
+    });
+
     it('POST /login refuses a sign-in without a valid token (login CSRF)', async () => {
       for (const csrf of [false, 'x'.repeat(43)] as const) {
         const visitor = new TestClient(app.url);

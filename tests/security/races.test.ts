@@ -607,7 +607,7 @@ describe.each(securityBackends)('racing changes on %s', (backend) => {
       // The other is refused: signed out at the door, by the last-admin rule, or when decided.
       expect(
         texts.filter((t) =>
-          /needs at least one active admin|Your account was disabled|→ \/login|form token .* Reload the page/.test(
+          /needs at least one active admin|Your account was disabled|→ \/login|Your session has ended/.test(
             t,
           ),
         ),

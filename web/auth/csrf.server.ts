@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
-import { ForbiddenError } from '#infra/errors.ts';
+import { ForbiddenError, UnauthorizedError } from '#infra/errors.ts';
 import { originMatches } from '../input.server.ts';
 import { hmac, safeEqual, setCookie, type CookieNames } from './cookies.server.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const SESSION_ENDED =
+  'Your session has ended (signed out, expired or the account disabled), so nothing was changed. Sign in again and repeat your change.';
 
 /**
  * CSRF protection on every state-changing request: the request must come from our own origin
@@ -37,6 +39,10 @@ export function csrfMiddleware(options: {
       const body = ctx.request.body as Record<string, unknown> | undefined;
       const sent = ctx.get('X-CSRF-Token') || (typeof body?._csrf === 'string' ? body._csrf : '');
       if (!sent || !safeEqual(sent, expected)) {
+        // The page was signed in, and its session has ended since (signed out elsewhere, expired, or
+        // the account disabled): that, not a broken form, is why its token no longer matches.
+        if (!ctx.state.sessionToken && ctx.cookies.get(cookies.session))
+          throw new UnauthorizedError(SESSION_ENDED);
         throw new ForbiddenError(
           'Your session form token is missing or out of date. Reload the page and try again.',
         );
