@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { ConfigError } from '#infra/config.ts';
+import { writeFailure } from '#infra/cli/output-file.ts';
 import { StartupError } from '#infra/errors.ts';
 import { log, UsageError } from './cli/cli-context.server.ts';
 import { register as logCommands } from './cli/log-commands.server.ts';
@@ -15,7 +16,29 @@ const program = new Command('rivals')
 
 for (const register of [logCommands, seedCommand, usersCommand, replayCommand]) register(program);
 
+/**
+ * Output that cannot be written was an uncaught 'error' event: a stack trace, and a command stopped
+ * halfway. A reader that went away (`| head`) had what it wanted: the command finishes quietly. Any
+ * other failure (a full disk) fails the command with one line. Standard error has nowhere to say so.
+ */
+let readerGone = false;
+let outputFailed: string | undefined;
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (readerGone || outputFailed !== undefined) return;
+  if (error.code === 'EPIPE') readerGone = true;
+  else outputFailed = writeFailure(error);
+});
+process.stderr.on('error', () => undefined);
+// Said on the way out: the 'error' event may come after the command has already returned.
+process.on('exit', () => {
+  if (outputFailed === undefined) return;
+  process.stderr.write(`Cannot write standard output: ${outputFailed}.\n`);
+  process.exitCode = 1;
+});
+
 program.parseAsync(process.argv).catch((error: unknown) => {
+  // A command that failed because its output did is said once, on exit (above).
+  if (outputFailed !== undefined) process.exit(1);
   if (error instanceof UsageError || error instanceof StartupError || error instanceof ConfigError) {
     process.stderr.write(`${error.message}\n`);
   } else {

@@ -24,25 +24,34 @@ export const wholeNumber =
 
 const TIME_EXAMPLE = 'a date-time such as 2026-11-21T10:00:00Z';
 
+/** A time of day with no zone after it: `new Date` reads it in this machine's zone, a bare date in UTC. */
+const ZONELESS = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/i;
+
 /**
  * A date-time written out (a date at least): `new Date` alone would take "5" as the year 2001, and rolls
- * a day the month does not have over into the next ("2026-02-30" was 2 March).
+ * a day the month does not have over into the next ("2026-02-30" was 2 March). A time of day needs its
+ * zone: "2026-11-21T10:00" meant one instant on an operator's laptop and another on the server. Years
+ * are 1 to 9999, as the database reads them ("0000-01-01" failed deep inside the command).
  */
-function dateTime(value: string): Date | undefined {
-  const [, year, month, day] = /^(\d{4})-(\d{2})-(\d{2})/.exec(value.trim())?.map(Number) ?? [];
-  if (year === undefined || month === undefined || day === undefined) return undefined;
+function dateTime(value: string, expected: string): Date {
+  const text = value.trim();
+  const [, year, month, day] = /^(\d{4})-(\d{2})-(\d{2})/.exec(text)?.map(Number) ?? [];
+  if (year === undefined || month === undefined || day === undefined)
+    throw new InvalidArgumentError(expected);
   // Day 0 of the next month is this month's last day (setUTCFullYear: Date.UTC reads year 99 as 1999).
   const daysInMonth = new Date(new Date(0).setUTCFullYear(year, month, 0)).getUTCDate();
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return undefined;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date;
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth) throw new InvalidArgumentError(expected);
+  if (ZONELESS.test(text))
+    throw new InvalidArgumentError(
+      'A time of day needs its time zone: add Z for UTC or an offset such as +01:00 (2026-11-21T10:00:00Z).',
+    );
+  const date = new Date(text);
+  const utcYear = date.getUTCFullYear();
+  if (Number.isNaN(date.getTime()) || utcYear < 1 || utcYear > 9999) throw new InvalidArgumentError(expected);
+  return date;
 }
 
-export const isoTime = (value: string): Date => {
-  const date = dateTime(value);
-  if (!date) throw new InvalidArgumentError(`Expected ${TIME_EXAMPLE}.`);
-  return date;
-};
+export const isoTime = (value: string): Date => dateTime(value, `Expected ${TIME_EXAMPLE}.`);
 
 export const oneOf =
   <T extends string>(values: readonly T[]) =>
@@ -70,17 +79,27 @@ export async function readPassword(prompt: string): Promise<string> {
   process.stdin.setRawMode(true);
   process.stdin.resume();
   let value = '';
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.stdin.setRawMode(false);
+      process.stdin.pause();
+      process.stdin.off('data', onData);
+      process.stdout.write('\n');
+    };
     const onData = (data: Buffer) => {
       for (const char of data.toString('utf8')) {
-        if (char === '\r' || char === '\n') {
-          process.stdin.setRawMode(false);
-          process.stdin.pause();
-          process.stdin.off('data', onData);
-          process.stdout.write('\n');
+        // Ctrl-D ends the input, as it does on a pipe.
+        if (char === '\r' || char === '\n' || char === '\u0004') {
+          done();
           return resolve(value);
         }
-        if (char === '\u0003') return reject(new Error('Cancelled.'));
+        // Ctrl-C, which raw mode turned into a character: end as the key ends any command (exit 130),
+        // with the terminal restored and nothing done. It failed with a stack trace.
+        if (char === '\u0003') {
+          done();
+          process.kill(process.pid, 'SIGINT');
+          return;
+        }
         value = char === '\u007f' ? value.slice(0, -1) : value + char;
       }
     };
@@ -98,10 +117,7 @@ export const positionOrTime = (value: string): { position: number } | { time: Da
       );
     return { position };
   }
-  const date = dateTime(value);
-  if (!date)
-    throw new InvalidArgumentError(`Expected an event position (a whole number) or ${TIME_EXAMPLE}.`);
-  return { time: date };
+  return { time: dateTime(value, `Expected an event position (a whole number) or ${TIME_EXAMPLE}.`) };
 };
 
 /**
@@ -115,6 +131,20 @@ export const list = (value: string, previous: string[] = []): string[] => {
     .filter(Boolean);
   if (items.length === 0) throw new InvalidArgumentError('Expected one or more names, comma-separated.');
   return [...previous, ...items];
+};
+
+/**
+ * A flag that takes one value, refused when given again with another: the last one was kept silently
+ * (`--role viewer … --role admin` added an admin, `--stream A --stream B` exported stream B alone).
+ */
+export const onlyOnce = <T = string>(parse: (value: string) => T = (value) => value as T) => {
+  let first: string | undefined;
+  return (value: string): T => {
+    if (first !== undefined && value !== first)
+      throw new InvalidArgumentError(`It was already given as ${JSON.stringify(first)}; give it once.`);
+    first = value;
+    return parse(value);
+  };
 };
 
 /** Non-blank text: an empty `--out "$FILE"` wrote to standard output, an empty `--stream` matched nothing. */

@@ -21,10 +21,12 @@ const reasons: Record<string, string> = {
   EDQUOT: 'the disk quota is exhausted',
 };
 
-const refused = (target: string, error: unknown): OutputFileError => {
-  const code = (error as NodeJS.ErrnoException).code ?? '';
-  return new OutputFileError(`cannot write ${target}: ${reasons[code] ?? (error as Error).message}`);
-};
+/** Why a write failed, in words (a full disk), or the system's message for anything rarer. */
+export const writeFailure = (error: unknown): string =>
+  reasons[(error as NodeJS.ErrnoException).code ?? ''] ?? (error as Error).message;
+
+const refused = (target: string, error: unknown): OutputFileError =>
+  new OutputFileError(`cannot write ${target}: ${writeFailure(error)}`);
 
 /** Opens a fresh file (or with `flags`), or fails with its reason before anything else happens. */
 async function open(file: string, target: string, flags = 'wx'): Promise<WriteStream> {

@@ -1,11 +1,14 @@
 import { MultiBar, Presets, SingleBar } from 'cli-progress';
 
-/** A progress bar on a terminal; plain periodic lines when output goes to a log. */
+/**
+ * A progress bar on a terminal; plain periodic lines when output goes to a log. Bars are drawn on
+ * standard error, so that is the stream whose terminal counts (standard output may be piped).
+ */
 export function progressBar(label: string, total: number): { update(done: number): void; stop(): void } {
   const bar = new SingleBar(
     {
       format: `${label} [{bar}] {percentage}% | {value}/{total} | {duration_formatted} elapsed | eta {eta_formatted}`,
-      noTTYOutput: !process.stdout.isTTY,
+      noTTYOutput: !process.stderr.isTTY,
       notTTYSchedule: 2_000,
       hideCursor: true,
     },
@@ -40,7 +43,7 @@ export function multiProgress(): { add(label: string, total: number, done?: numb
   const multi = new MultiBar(
     {
       format: '{label} [{bar}] {percentage}% | {value}/{total} events | {rate}/s | {phase}',
-      noTTYOutput: !process.stdout.isTTY,
+      noTTYOutput: !process.stderr.isTTY,
       notTTYSchedule: 2_000,
       hideCursor: true,
       clearOnComplete: false,

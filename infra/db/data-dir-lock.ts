@@ -27,12 +27,16 @@ const isAlive = (pid: number): boolean => {
  * taken over; a live owner makes us refuse with a message saying what to do.
  */
 export async function lockDataDir(dataDir: string, purpose: string): Promise<DataDirLock> {
-  await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true }).catch((error: unknown) => {
+    throw unusable(dataDir, error);
+  });
   const file = path.join(dataDir, 'rivals.lock');
   const me: Owner = { pid: process.pid, purpose, startedAt: new Date().toISOString() };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const handle = await open(file, 'wx');
+      const handle = await open(file, 'wx').catch((error: unknown) => {
+        throw (error as NodeJS.ErrnoException).code === 'EEXIST' ? error : unusable(dataDir, error);
+      });
       await handle.writeFile(JSON.stringify(me));
       await handle.close();
       return {
@@ -55,6 +59,22 @@ export async function lockDataDir(dataDir: string, purpose: string): Promise<Dat
     }
   }
   throw new StartupError(`Could not lock the data folder ${path.resolve(dataDir)}; try again.`);
+}
+
+const unusableReasons: Record<string, string> = {
+  EEXIST: 'it is a file, not a folder',
+  ENOTDIR: 'part of its path is a file, not a folder',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+};
+
+/** A data folder that cannot be made or written: one line naming DATA_DIR, not the system's error. */
+function unusable(dataDir: string, error: unknown): StartupError {
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  return new StartupError(
+    `DATA_DIR=${dataDir} cannot be used as the data folder (${unusableReasons[code] ?? (error as Error).message}); set DATA_DIR to a folder this user can write.`,
+  );
 }
 
 async function readOwner(file: string): Promise<Owner | undefined> {

@@ -161,7 +161,8 @@ export function auditLine(event: AuditedEvent, known: (id: string) => Subject | 
       return {
         competitorId: null,
         competitorName: null,
-        summary: `${event.data.dryRun ? 'Dry-run rebuild of' : 'Rebuilt'} the ${event.data.projection} projection from ${event.data.events} events (${event.data.differences} differing rows)${event.data.resumed ? ', resuming an interrupted rebuild' : ''}`,
+        // Only a dry run compares with the live tables: a rebuild's `differences` is 0 without meaning.
+        summary: `${event.data.dryRun ? 'Dry-run rebuild of' : 'Rebuilt'} the ${event.data.projection} projection from ${event.data.events} events${event.data.dryRun ? ` (${event.data.differences} differing rows)` : ''}${event.data.resumed ? ', resuming an interrupted rebuild' : ''}`,
       };
     case 'DeadLetterRetried':
       return {

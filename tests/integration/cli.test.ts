@@ -78,7 +78,7 @@ describe('operator commands', { timeout: 240_000 }, () => {
     expect(dry.stdout).toMatch(/Dry run: would rebuild competitor-list from \d+ events; 0 differing rows\./);
     const real = await cli(dir, ['replay']);
     expect(real.code).toBe(0);
-    expect(real.stdout).toMatch(/Rebuilt audit-log from \d+ events; 0 differing rows\./);
+    expect(real.stdout).toMatch(/Rebuilt audit-log from \d+ events\.\n/);
     expect(real.stdout).toMatch(/projection\s+events\s+rows\s+seconds/);
     expect(real.stdout).toMatch(/competitor-list\s+[\d,]+\s+[\d,]+\s+[\d.]+/);
     const tail = await cli(dir, ['events:tail', '--limit', '6']);
@@ -134,6 +134,21 @@ describe('operator commands', { timeout: 240_000 }, () => {
     expect(replay.stderr).toContain(
       "option '--to-time <time>' argument '5' is invalid. Expected a date-time such as 2026-11-21T10:00:00Z.",
     );
+    // A past state is for comparing: put live, the live runner would project the rest at once.
+    const events = async () => (await cli(dir, ['events:tail', '--limit', '1'])).stdout;
+    const before = await events();
+    for (const limit of [
+      ['--to-position', '3'],
+      ['--to-time', '2026-01-01T00:00:00Z'],
+    ]) {
+      const live = await cli(dir, ['replay', ...limit]);
+      expect(live.code, limit.join(' ')).toBe(1);
+      expect(live.stderr.trim()).toBe(
+        '--to-position and --to-time need --dry-run: they build a past state to compare with the live tables; a rebuild that is put live always goes to the newest event.',
+      );
+    }
+    // Refused before anything was done: not even a ProjectionRebuilt event.
+    expect(await events()).toBe(before);
     // Sign-in refuses passwords over 1,024 characters: none may be set here either.
     const long = await cli(
       dir,

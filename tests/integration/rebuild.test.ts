@@ -225,16 +225,19 @@ function startCli(target: CliTarget, args: string[], logLevel = 'warn') {
     stdout: string;
     stderr: string;
   }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })));
-  /** Resolves at the first stdout line matching `line` (false if the process ends without one). */
+  /**
+   * Resolves at the first log line matching `line` (false if the process ends without one). Operator
+   * commands log to standard error: their standard output is data (`events:export`, `replay --json`).
+   */
   const saw = (line: RegExp) =>
     new Promise<boolean>((resolve) => {
-      const found = () => stdout.split('\n').some((l) => line.test(l));
+      const found = () => stderr.split('\n').some((l) => line.test(l));
       const check = () => {
         if (!found()) return;
-        child.stdout.off('data', check);
+        child.stderr.off('data', check);
         resolve(true);
       };
-      child.stdout.on('data', check);
+      child.stderr.on('data', check);
       void done.then(() => resolve(found()));
     });
   return { child, done, saw };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { eventRegistry } from '#events/all-events.ts';
+import { auditLine, type AuditedEvent } from '#projections/audit-log/audit-summary.ts';
 
 /** The example upcaster: ProjectionRebuilt v1 (before resumable rebuilds) read as v2. */
 describe('ProjectionRebuilt v1 → v2', () => {
@@ -33,5 +34,32 @@ describe('ProjectionRebuilt v1 → v2', () => {
     const v2 = { ...v1, rows: 800, seconds: 1.5, resumed: true };
     expect(eventRegistry.upcast('ProjectionRebuilt', 2, v2)).toBe(v2);
     expect(() => eventRegistry.validate('ProjectionRebuilt', v1)).toThrow(/rows/);
+  });
+});
+
+describe('ProjectionRebuilt in the audit log', () => {
+  const rebuilt = (dryRun: boolean) =>
+    ({
+      type: 'ProjectionRebuilt',
+      data: {
+        projection: 'competitor-list',
+        events: 1200,
+        rows: 800,
+        seconds: 1.5,
+        resumed: false,
+        toPosition: null,
+        toTime: null,
+        dryRun,
+        differences: dryRun ? 3 : 0,
+      },
+    }) as unknown as AuditedEvent;
+
+  it('names differing rows for a dry run only (a rebuild compares nothing)', () => {
+    expect(auditLine(rebuilt(true), () => undefined).summary).toBe(
+      'Dry-run rebuild of the competitor-list projection from 1200 events (3 differing rows)',
+    );
+    expect(auditLine(rebuilt(false), () => undefined).summary).toBe(
+      'Rebuilt the competitor-list projection from 1200 events',
+    );
   });
 });

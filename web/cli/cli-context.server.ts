@@ -25,7 +25,11 @@ export const config = (() => {
     process.exit(1);
   }
 })();
-export const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
+/**
+ * Warnings by default, on standard error: on standard output, a retry warning went into the NDJSON of
+ * `events:export > file`. An empty LOG_LEVEL is unset, as for the configuration (pino threw on it).
+ */
+export const log = createLogger(process.env.LOG_LEVEL ? config.LOG_LEVEL : 'warn', process.stderr);
 
 /** Operator actions are recorded under the shell user's name. */
 export const operator = {
@@ -58,7 +62,10 @@ export async function catchUpProjections(db: Database, store: EventStore): Promi
     );
     const behind = head - (rows[0]?.position ?? 0);
     if (behind <= 0) continue;
-    const bar = progressBar(`projecting ${projection.name}`.padEnd(28), behind);
+    // A side step of the command: bars on a terminal only, not ten lines in a log.
+    const bar = process.stderr.isTTY
+      ? progressBar(`projecting ${projection.name}`.padEnd(28), behind)
+      : { update: () => undefined, stop: () => undefined };
     let done = 0;
     runner.onCommitted((name, events) => {
       if (name === projection.name) bar.update((done += events.length));

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { eventRegistry } from '#events/all-events.ts';
 import { exportEvents, type LogFilter } from '#events/store/export-log.ts';
 import { verifyLog } from '#events/store/verify-log.ts';
-import { list, nonEmpty, positionOrTime, wholeNumber } from '#infra/cli/arguments.ts';
+import { list, nonEmpty, onlyOnce, positionOrTime, wholeNumber } from '#infra/cli/arguments.ts';
 import { OutputFileError, writeLinesAtomically, writeLinesToStdout } from '#infra/cli/output-file.ts';
 import { migrate } from '#infra/db/migrate.ts';
 import { openDatabase } from '#infra/db/open-database.ts';
@@ -57,7 +57,7 @@ export function register(program: Command): void {
   program
     .command('events:tail')
     .description('the newest events, one per line')
-    .option('--limit <n>', 'how many', wholeNumber(1, 10_000), 20)
+    .option('--limit <n>', 'how many', onlyOnce(wholeNumber(1, 10_000)), 20)
     .action(async (options: { limit: number }) => {
       await withDatabase('events:tail', async (db) => {
         const { rows } = await db.pool.query<{
@@ -78,21 +78,27 @@ export function register(program: Command): void {
   program
     .command('events:export')
     .description('events as NDJSON (one JSON object per line), in commit order; all of them unless filtered')
-    .option('--out <file>', 'write to a file instead of standard output', nonEmpty('a file path'))
+    .option(
+      '--out <file>',
+      'write to a file instead of standard output (- is standard output)',
+      onlyOnce(nonEmpty('a file path')),
+    )
     .option(
       '--from <position|time>',
       'from this event position, or events recorded at or after this time',
-      positionOrTime,
+      onlyOnce(positionOrTime),
     )
     .option(
       '--to <position|time>',
       'up to this event position, or events recorded at or before this time',
-      positionOrTime,
+      onlyOnce(positionOrTime),
     )
     .option('--type <types>', 'only these event types (comma-separated or repeated)', list)
-    .option('--stream <stream>', 'only this stream', nonEmpty('a stream name'))
+    .option('--stream <stream>', 'only this stream', onlyOnce(nonEmpty('a stream name')))
     .action(async (options: { out?: string; type?: string[] } & Omit<LogFilter, 'types'>) => {
       const filter = exportFilter(options);
+      // `--out -` is standard output, as for most tools; it wrote a file named "-" in the current folder.
+      const out = options.out === '-' ? undefined : options.out;
       await withDatabase('events:export', async (db) => {
         let count = 0;
         async function* lines() {
@@ -101,12 +107,12 @@ export function register(program: Command): void {
             yield `${JSON.stringify(event)}\n`;
           }
         }
-        if (options.out) {
-          await writeLinesAtomically(options.out, lines()).catch((error: unknown) => {
+        if (out) {
+          await writeLinesAtomically(out, lines()).catch((error: unknown) => {
             throw error instanceof OutputFileError ? new UsageError(`--out: ${error.message}`) : error;
           });
         } else if (!(await writeLinesToStdout(lines()))) return;
-        process.stderr.write(`Exported ${count} events${options.out ? ` to ${options.out}` : ''}.\n`);
+        process.stderr.write(`Exported ${count} event${count === 1 ? '' : 's'}${out ? ` to ${out}` : ''}.\n`);
       });
     });
 
@@ -115,7 +121,12 @@ export function register(program: Command): void {
     .description(
       'check the log: stream versions contiguous from 1, commit order, every event parses after upcasting, every outcome names existing events',
     )
-    .option('--limit <n>', 'report at most this many problems of each kind', wholeNumber(1, 10_000), 20)
+    .option(
+      '--limit <n>',
+      'report at most this many problems of each kind',
+      onlyOnce(wholeNumber(1, 10_000)),
+      20,
+    )
     .action(async (options: { limit: number }) => {
       await withDatabase('events:verify', async (db) => {
         const started = performance.now();

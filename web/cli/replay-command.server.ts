@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { isoTime, list, wholeNumber } from '#infra/cli/arguments.ts';
+import { isoTime, list, onlyOnce, wholeNumber } from '#infra/cli/arguments.ts';
 import { multiProgress, type RateBar } from '#infra/cli/progress.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { RebuildBusyError } from '#projections/rebuild/rebuild-lease.ts';
@@ -58,13 +58,23 @@ export function register(program: Command): void {
     )
     // Collected like --type: a repeated flag used to keep only its last value, silently.
     .option('--projection <names>', 'all (default), a projection name, or several comma-separated', list)
-    .option('--to-position <n>', 'stop after this event position', wholeNumber(0, Number.MAX_SAFE_INTEGER))
-    .option('--to-time <time>', 'stop at events recorded after this time', isoTime)
+    .option(
+      '--to-position <n>',
+      'stop after this event position',
+      onlyOnce(wholeNumber(0, Number.MAX_SAFE_INTEGER)),
+    )
+    .option('--to-time <time>', 'stop at events recorded after this time', onlyOnce(isoTime))
     .option('--dry-run', 'build and compare with the live tables, change nothing')
     .option('--restart', 'start over instead of resuming an interrupted rebuild')
     .option('--json', 'print the summary as JSON (no progress bars)')
-    .option('--batch-size <n>', 'events read per batch', wholeNumber(1, 100_000), 2_000)
+    .option('--batch-size <n>', 'events read per batch', onlyOnce(wholeNumber(1, 100_000)), 2_000)
     .action(async (options: ReplayOptions) => {
+      // A rebuild put live is projected on to the newest event by the live runner at once (or, embedded,
+      // at the next start): swapping in a past state only showed old pages and made instances unready.
+      if ((options.toPosition !== undefined || options.toTime !== undefined) && !options.dryRun)
+        throw new UsageError(
+          '--to-position and --to-time need --dry-run: they build a past state to compare with the live tables; a rebuild that is put live always goes to the newest event.',
+        );
       const chosen = choose(options.projection);
       await withDatabase('replay', async (db, store) => {
         const runner = new ProjectionRunner({ db, store, projections: chosen, log, batchSize: 2_000 });
@@ -140,7 +150,10 @@ export function register(program: Command): void {
         console.log(summaryTable(summaries, !!options.dryRun, wallSeconds));
         for (const s of summaries)
           console.log(
-            `${options.dryRun ? 'Dry run: would rebuild' : 'Rebuilt'} ${s.projection} from ${s.events} events; ${s.differences ?? 0} differing rows.`,
+            options.dryRun
+              ? `Dry run: would rebuild ${s.projection} from ${s.events} events; ${s.differences ?? 0} differing rows.`
+              : // Nothing was compared: a rebuild that swaps in has no differing rows to report.
+                `Rebuilt ${s.projection} from ${s.events} events.`,
           );
       });
     });

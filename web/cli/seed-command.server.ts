@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { wholeNumber } from '#infra/cli/arguments.ts';
+import { onlyOnce, wholeNumber } from '#infra/cli/arguments.ts';
 import { progressBar } from '#infra/cli/progress.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
 import { createCommandRouter } from '#services/command-router.ts';
@@ -12,9 +12,9 @@ export function register(program: Command): void {
   program
     .command('seed')
     .description('append realistic demo competitors (the same events the commands produce)')
-    .requiredOption('--competitors <n>', 'how many competitors to add', wholeNumber(1, 10_000_000))
-    .option('--batch <n>', 'competitors per statement', wholeNumber(1, 10_000), 1_000)
-    .option('--seed <n>', 'random seed, for a reproducible data set', wholeNumber(0, 2 ** 31))
+    .requiredOption('--competitors <n>', 'how many competitors to add', onlyOnce(wholeNumber(1, 10_000_000)))
+    .option('--batch <n>', 'competitors per statement', onlyOnce(wholeNumber(1, 10_000)), 1_000)
+    .option('--seed <n>', 'random seed, for a reproducible data set', onlyOnce(wholeNumber(0, 2 ** 31)))
     .action(async (options: { competitors: number; batch: number; seed?: number }) => {
       await withDatabase('seed', async (db, store) => {
         await bootstrapContent(store, createCommandRouter(store), { demoData: false });

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { hasControlCharacters } from '#events/text.ts';
 import { email as emailSchema, displayName, roles } from '#events/user/fields.ts';
-import { oneOf, readPassword } from '#infra/cli/arguments.ts';
+import { oneOf, onlyOnce, readPassword } from '#infra/cli/arguments.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
 import { createCommandRouter } from '#services/command-router.ts';
 import { createAccount } from '#services/user/accounts.ts';
@@ -12,10 +12,12 @@ export function register(program: Command): void {
   program
     .command('users:add')
     .description('add a user; the password is read from stdin (--password-stdin) or prompted for')
-    .requiredOption('--email <email>', 'sign-in email')
-    .requiredOption('--name <name>', 'display name')
+    .requiredOption('--email <email>', 'sign-in email', onlyOnce())
+    .requiredOption('--name <name>', 'display name', onlyOnce())
     .addOption(
-      new Option('--role <role>', 'viewer, editor or admin').argParser(oneOf(roles)).makeOptionMandatory(),
+      new Option('--role <role>', 'viewer, editor or admin')
+        .argParser(onlyOnce(oneOf(roles)))
+        .makeOptionMandatory(),
     )
     .option('--password-stdin', 'read the password from standard input')
     .action(
