@@ -18,10 +18,11 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 /**
  * Text that shows nothing: spaces and invisible characters only (zero-width spaces and joiners, soft
- * hyphens: what `competitorNameKey` leaves out). Such a name or note looks empty, so it counts as empty.
+ * hyphens: what `competitorNameKey` leaves out; and the braille blank, U+2800). Such a name or note looks
+ * empty, so it counts as empty.
  */
 export const isBlank = (value: string): boolean =>
-  value.replace(/\p{Default_Ignorable_Code_Point}/gu, '').trim() === '';
+  value.replace(/[\p{Default_Ignorable_Code_Point}\u2800]/gu, '').trim() === '';
 
 export const hasControlCharacters = (value: string, options: { multiline?: boolean } = {}): boolean =>
   (options.multiline ? MULTI_LINE_CONTROL : SINGLE_LINE_CONTROL).test(value) || LONE_SURROGATE.test(value);

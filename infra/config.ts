@@ -72,11 +72,17 @@ const secretVariables = new Set(['SESSION_SECRET', 'ADMIN_PASSWORD', 'METRICS_TO
 
 /**
  * A value as an error message may show it (messages reach logs and terminals): a secret by its length
- * only, a URL with its password masked.
+ * only, a password inside a URL or a keyword string masked.
  */
 function shown(name: string, value: string): string {
   if (secretVariables.has(name)) return `(${value.length} characters, hidden)`;
-  return JSON.stringify(value.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@'));
+  return JSON.stringify(
+    value
+      // user:password@host, with or without the scheme's //
+      .replace(/^((?:[a-z][\w+.-]*:\/\/)?[^:/@\s]*:)[^@\s]*@/i, '$1***@')
+      // password=… in a query string or in libpq's keyword form
+      .replace(/\b(password|passwd|pass|pwd|secret|token)=[^&\s]*/gi, '$1=***'),
+  );
 }
 
 export class ConfigError extends Error {

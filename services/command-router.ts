@@ -5,7 +5,12 @@ import type { EventMetadata, NewEvent } from '#events/envelope.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import { competitorStream, orderingStream, segmentsStream, usersStream } from '#events/streams.ts';
 import { competitorDecider } from './competitor/competitor.ts';
-import { addCompetitor, deleteCompetitor, updateCompetitor } from './competitor/competitor-commands.ts';
+import {
+  addCompetitor,
+  deleteCompetitor,
+  hasBegun,
+  updateCompetitor,
+} from './competitor/competitor-commands.ts';
 import { decideAndAppend, loadState, type WriteModel } from './decide-and-append.ts';
 import type { Decider } from './decider.ts';
 import { decideAndAppendReorder } from './ordering/reorder.ts';
@@ -106,7 +111,9 @@ export function createCommandRouter(store: EventStore, options: { cache?: StateC
     // recorded like any other, so a redelivery answers the same).
     const { state: users } = await loadState(w.store, usersStream(), usersDecider, w.cache);
     const refused = actorMayDecide(users, envelope.actor.id, route.needs);
-    if (refused) return w.store.recordOutcome(metadata.commandId, route.stream(command), refused);
+    // Redelivered after a crash midway (its claim or decision stored): finish it, do not strand a name.
+    if (refused && !(await hasBegun(w, metadata.commandId)))
+      return w.store.recordOutcome(metadata.commandId, route.stream(command), refused);
     return route.run(w, command, metadata);
   };
 }

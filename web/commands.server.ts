@@ -5,7 +5,7 @@ import type { ProjectionName } from '#projections/all-projections.ts';
 import type { AppDeps } from './app-deps.server.ts';
 import { idempotencyKey, requestDigest } from './idempotency.server.ts';
 import { parseInput } from './input.server.ts';
-import type { SessionUser } from './pages/page-context.ts';
+import type { Flash, SessionUser } from './pages/page-context.ts';
 
 export interface CommandResult {
   commandId: string;
@@ -27,6 +27,14 @@ export const CHANGE_WAIT_MS = 5_000;
 export const UNCONFIRMED_CHANGE =
   'Your change was received but is not confirmed yet (the server is busy). Reload in a moment to see it; ' +
   'sending it again is safe, it is never made twice.';
+
+/** What a form tells its user after a change: refused (and why), done, or not confirmed yet. */
+export const changeNotice = (outcome: Outcome | undefined, done: string): Flash =>
+  outcome?.status === 'rejected'
+    ? { kind: 'error', text: outcome.message }
+    : outcome
+      ? { kind: 'success', text: done }
+      : { kind: 'info', text: UNCONFIRMED_CHANGE };
 
 /** A change that arrives at the end of the budget still gets one look at the read models. */
 const LAST_LOOK_MS = 100;

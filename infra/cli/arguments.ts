@@ -26,6 +26,8 @@ const TIME_EXAMPLE = 'a date-time such as 2026-11-21T10:00:00Z';
 
 /** A time of day with no zone after it: `new Date` reads it in this machine's zone, a bare date in UTC. */
 const ZONELESS = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/i;
+/** What is accepted: a date, or a date and a time of day with its zone (Z or an offset). */
+const ZONED = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}))?$/i;
 
 /**
  * A date-time written out (a date at least): `new Date` alone would take "5" as the year 2001, and rolls
@@ -41,10 +43,14 @@ function dateTime(value: string, expected: string): Date {
   // Day 0 of the next month is this month's last day (setUTCFullYear: Date.UTC reads year 99 as 1999).
   const daysInMonth = new Date(new Date(0).setUTCFullYear(year, month, 0)).getUTCDate();
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth) throw new InvalidArgumentError(expected);
-  if (ZONELESS.test(text))
+  // Nothing else after the date: V8 also reads "2026-11-21 10:00 PM" and other forms in local time.
+  if (!ZONED.test(text)) {
+    if (!ZONELESS.test(text) && !/^\d{4}-\d{2}-\d{2}[T ]/i.test(text))
+      throw new InvalidArgumentError(expected);
     throw new InvalidArgumentError(
       'A time of day needs its time zone: add Z for UTC or an offset such as +01:00 (2026-11-21T10:00:00Z).',
     );
+  }
   const date = new Date(text);
   const utcYear = date.getUTCFullYear();
   if (Number.isNaN(date.getTime()) || utcYear < 1 || utcYear > 9999) throw new InvalidArgumentError(expected);

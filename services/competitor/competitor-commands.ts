@@ -19,6 +19,16 @@ const step = (metadata: EventMetadata, name: string): EventMetadata => ({
   commandId: `${metadata.commandId}:${name}`,
 });
 
+/**
+ * Whether a command has begun: its decision or its first step (the name claim, the only step taken
+ * before the decision) is recorded. A command that has begun is finished on redelivery, whatever
+ * happened since; its later steps (releases, the segment move) are idempotent.
+ */
+export async function hasBegun(w: WriteModel, commandId: string): Promise<boolean> {
+  const recorded = await Promise.all([commandId, `${commandId}:claim`].map((id) => w.store.findOutcome(id)));
+  return recorded.some((outcome) => outcome !== undefined);
+}
+
 const sameName = (a: string, b: string) => competitorNameStream(a) === competitorNameStream(b);
 
 function claimName(w: WriteModel, name: string, competitorId: string, metadata: EventMetadata) {
@@ -62,7 +72,8 @@ export async function addCompetitor(
     metadata,
   );
   const claimed = claim.positions.length > 0;
-  if (outcome.status === 'rejected' && claimed)
+  // Not a name the competitor bears now: a rename of it to this name may hold it through our claim.
+  if (outcome.status === 'rejected' && claimed && !(await bearsName(w, competitorId, name)))
     await releaseName(w, name, competitorId, step(metadata, 'release'));
   return outcome;
 }

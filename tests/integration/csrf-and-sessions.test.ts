@@ -242,6 +242,10 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
       expect(response.status).toBe(401);
       expect(await response.text()).toContain('Your session has ended');
       expect(await snapshot(app)).toEqual(before);
+      // Signing out of it is no error: the user is signed out, as they asked.
+      const signOut = await client.postForm('/logout', {});
+      expect(signOut.status).toBe(302);
+      expect(signOut.headers.get('location')).toBe('/login');
     });
 
     it('POST /login refuses a sign-in without a valid token (login CSRF)', async () => {

@@ -63,8 +63,14 @@ describe.each(runs('postgres') && runs('redis') ? ['postgres+redis'] : [])('scal
     const exited = new Promise<number | null>((resolve) => supervisor.on('exit', (code) => resolve(code)));
     try {
       await waitFor(() => output.includes('worker started'), 'the worker to start');
-      const { stdout } = await promisify(execFile)('pgrep', ['-P', String(supervisor.pid)]);
-      const worker = Number(stdout.trim().split('\n')[0]);
+      // The supervisor's child running the worker (tsx gives the supervisor an esbuild child too).
+      const { stdout } = await promisify(execFile)('pgrep', [
+        '-P',
+        String(supervisor.pid),
+        '-f',
+        'web/main.server.ts',
+      ]);
+      const worker = Number(stdout.trim());
       process.kill(worker, 'SIGKILL');
       await waitFor(() => count(output, 'worker started') === 2, 'the worker to be restarted').catch(
         (error: Error) => {

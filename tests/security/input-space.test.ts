@@ -95,7 +95,7 @@ describe.each(securityBackends)('input space on %s', (backend) => {
   });
 
   describe('text that shows nothing is empty', () => {
-    const invisible = ['\u200b', '\u200b\u00ad', '\u2060 \u200d', '\ufe0f'];
+    const invisible = ['\u200b', '\u200b\u00ad', '\u2060 \u200d', '\ufe0f', '\u2800 \u2800'];
 
     it('a competitor name of invisible characters is refused with "Name is required.", added or renamed', async () => {
       const added = await eventCount(app, 'CompetitorAdded');

@@ -337,6 +337,34 @@ describe.each(securityBackends)('racing changes on %s', (backend) => {
       await expectConsistent();
     });
 
+  it('an add redelivered after a crash midway is finished though its sender was disabled since: no name is stranded', async () => {
+    const sender = await freshUser(app, 'editor', 'crashed');
+    const name = unique('Crashed midway');
+    const command = addCompetitorCommand(name);
+    const id = command.payload.competitorId;
+    const delivery = envelope(command, { actor: { id: sender.id, name: 'Crashed sender' } });
+    // The worker claims the name, then dies before the add itself.
+    const store = app.runtime.store;
+    const append = store.append.bind(store);
+    store.append = async (stream, ...rest) => {
+      if (stream === `competitor-${id}`) throw new Error('the worker died here');
+      return append(stream, ...rest);
+    };
+    try {
+      await expect(app.runtime.route(delivery)).rejects.toThrow('the worker died here');
+    } finally {
+      store.append = append;
+    }
+    // Before the command is delivered again, the sender's account is disabled.
+    await admin.get('/users');
+    expect((await admin.postForm(`/users/${sender.id}/disable`, {})).status).toBe(302);
+    // Redelivered: it had begun (its claim is stored), so it is finished, not refused with the name held.
+    expect(await app.runtime.route(delivery)).toMatchObject({ status: 'accepted' });
+    await app.runtime.store.notifyAppended();
+    await waitFor(async () => (await competitorRow(id))?.name === name, 'the competitor in the list');
+    await expectConsistent();
+  });
+
   it('a rename and an add of that name at once: one holds the name, the other is told it exists', async () => {
     for (let round = 0; round < 3; round++) {
       const id = await addCompetitorByForm(editor, unique('Renaming'));

@@ -24,6 +24,13 @@ describe('operator command arguments', () => {
     expect(() => positionOrTime('yesterday')).toThrow(InvalidArgumentError);
   });
 
+  it('a time of day only with its zone, in the one written-out form (no local-time readings)', () => {
+    expect(isoTime('2026-11-21 10:00+01:00').toISOString()).toBe('2026-11-21T09:00:00.000Z');
+    for (const value of ['2026-11-21T10:00:00', '2026-11-21 10:00:00 PM', '2026-11-21T10:00Z extra'])
+      expect(() => isoTime(value), value).toThrow(InvalidArgumentError);
+    expect(() => isoTime('2026-11-21 10:00:00 PM')).toThrow(/time zone/);
+  });
+
   it('whole numbers stay within their range', () => {
     expect(wholeNumber(1, 10)('7')).toBe(7);
     for (const value of ['0', '11', '2.5', 'lots']) expect(() => wholeNumber(1, 10)(value)).toThrow();

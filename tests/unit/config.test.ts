@@ -42,6 +42,14 @@ describe('configuration', () => {
       { DATABASE_URL: 'mysql://admin:hunter2-hunter2@db/x' },
       'DATABASE_URL="mysql://admin:***@db/x" — expected a postgres:// or postgresql:// URL.',
     ],
+    [
+      { DATABASE_URL: 'rivals:hunter2@db:5432/rivals' },
+      'DATABASE_URL="rivals:***@db:5432/rivals" — expected a postgres:// or postgresql:// URL.',
+    ],
+    [
+      { DATABASE_URL: 'host=db user=rivals password=hunter2' },
+      'DATABASE_URL="host=db user=rivals password=***" — expected a postgres:// or postgresql:// URL.',
+    ],
   ])('never shows a secret in its message: %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
     expect(() => loadConfig(env)).not.toThrow(/short-pw|almost-the-secret|hunter2/);

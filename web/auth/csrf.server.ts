@@ -41,8 +41,11 @@ export function csrfMiddleware(options: {
       if (!sent || !safeEqual(sent, expected)) {
         // The page was signed in, and its session has ended since (signed out elsewhere, expired, or
         // the account disabled): that, not a broken form, is why its token no longer matches.
-        if (!ctx.state.sessionToken && ctx.cookies.get(cookies.session))
+        if (!ctx.state.sessionToken && ctx.cookies.get(cookies.session)) {
+          // Signing out of a session that already ended: the user is where they asked to be.
+          if (ctx.path === '/logout') return ctx.redirect('/login');
           throw new UnauthorizedError(SESSION_ENDED);
+        }
         throw new ForbiddenError(
           'Your session form token is missing or out of date. Reload the page and try again.',
         );

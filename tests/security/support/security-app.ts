@@ -92,7 +92,14 @@ export async function startSecurityApp(backend: SecurityBackend): Promise<Securi
     runtime.metrics,
   );
   const server: Server = createServer(app.callback());
-  const realtime = createRealtime({ server, redis: runtime.redis, sessions, signals, log: silentLog });
+  const realtime = createRealtime({
+    server,
+    redis: runtime.redis,
+    sessions,
+    signals,
+    prefix,
+    log: silentLog,
+  });
   const stopFeed = runtime.runner ? startUserFeed(runtime.runner, signals) : () => {};
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -13,7 +13,7 @@ import { findCompetitor } from '#projections/competitor-list/competitor-list.que
 import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
-import { dispatchAndWaitVisible, UNCONFIRMED_CHANGE } from '../../commands.server.ts';
+import { changeNotice, dispatchAndWaitVisible, UNCONFIRMED_CHANGE } from '../../commands.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
@@ -170,12 +170,7 @@ export const competitorFormRoutes: RouteDef[] = [
       { type: 'DeleteCompetitor', payload: { competitorId: id } },
       competitorReadModels,
     );
-    addFlash(
-      ctx,
-      outcome?.status === 'rejected'
-        ? { kind: 'error', text: outcome.message }
-        : { kind: 'success', text: `${c?.name ?? 'The competitor'} was deleted.` },
-    );
+    addFlash(ctx, changeNotice(outcome, `${c?.name ?? 'The competitor'} was deleted.`));
     ctx.redirect('/competitors');
   }),
 ];

@@ -12,7 +12,7 @@ import { listSegments } from '#projections/segment-board/segment-board.queries.t
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { can } from '#events/user/permissions.ts';
-import { dispatchAndWaitVisible } from '../../commands.server.ts';
+import { changeNotice, dispatchAndWaitVisible } from '../../commands.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import type { SessionUser } from '../page-context.ts';
@@ -96,12 +96,7 @@ async function submitMove(
     return ctx.redirect(back);
   }
   const { outcome } = await dispatchAndWaitVisible(ctx, deps, command, orderingProjections);
-  addFlash(
-    ctx,
-    outcome?.status === 'rejected'
-      ? { kind: 'error', text: outcome.message }
-      : { kind: 'success', text: `Moved ${what}.` },
-  );
+  addFlash(ctx, changeNotice(outcome, `Moved ${what}.`));
   ctx.redirect(back);
 }
 

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Outcome } from '#events/command.ts';
 import { email, displayName, role } from '#events/user/fields.ts';
 import { NotFoundError, ValidationError } from '#infra/errors.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
@@ -7,12 +6,11 @@ import { findUser, listUsers, userSortColumns } from '#projections/user-list/use
 import { createAccount } from '#services/user/accounts.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { renderTableRoute } from '../../table-route.server.tsx';
-import { dispatchAndWaitVisible, UNCONFIRMED_CHANGE } from '../../commands.server.ts';
+import { changeNotice, dispatchAndWaitVisible, UNCONFIRMED_CHANGE } from '../../commands.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import { fieldErrors, formValues } from '../../zod-form.server.ts';
-import type { Flash } from '../page-context.ts';
 import { NewUserPage, UsersPage, UsersTable } from './users.page.tsx';
 
 const newUserForm = z.object({
@@ -27,14 +25,6 @@ const newUserForm = z.object({
 
 /** A UUID: checked by the router before any handler runs (web/input.server.ts). */
 const userId = (ctx: { params: Record<string, string | undefined> }) => ctx.params.id ?? '';
-
-/** What a role change, disable or enable tells the admin: refused, done, or not confirmed yet. */
-const userChangeNotice = (outcome: Outcome | undefined, done: string): Flash =>
-  outcome?.status === 'rejected'
-    ? { kind: 'error', text: outcome.message }
-    : outcome
-      ? { kind: 'success', text: done }
-      : { kind: 'info', text: UNCONFIRMED_CHANGE };
 
 export const userRoutes: RouteDef[] = [
   route('GET', '/users', 'users.view', (ctx, deps) =>
@@ -90,7 +80,7 @@ export const userRoutes: RouteDef[] = [
       { type: 'ChangeUserRole', payload: { userId: id, role: parsed.data } },
       ['user-list'],
     );
-    addFlash(ctx, userChangeNotice(outcome, `${user.displayName} is now ${parsed.data}.`));
+    addFlash(ctx, changeNotice(outcome, `${user.displayName} is now ${parsed.data}.`));
     ctx.redirect('/users');
   }),
 
@@ -105,7 +95,7 @@ export const userRoutes: RouteDef[] = [
       ]);
       if (verb === 'disable' && outcome?.status === 'accepted')
         await deps.db.pool.query('DELETE FROM sessions WHERE user_id = $1', [id]);
-      addFlash(ctx, userChangeNotice(outcome, `${user.displayName} is ${verb}d.`));
+      addFlash(ctx, changeNotice(outcome, `${user.displayName} is ${verb}d.`));
       ctx.redirect('/users');
     }),
   ),
