@@ -1,4 +1,4 @@
-import type { Queryable } from '#infra/db/database.ts';
+import type { Pool, Queryable } from '#infra/db/database.ts';
 import type { RecordedEvent } from '../envelope.ts';
 import type { EventRegistry } from '../registry.ts';
 import { eventColumns, recordedEvent, type EventRow } from './event-row.ts';
@@ -19,14 +19,40 @@ const positionOf = (b: LogBound | undefined) => (b && 'position' in b ? b.positi
 const timeOf = (b: LogBound | undefined) => (b && 'time' in b ? b.time.toISOString() : null);
 
 /**
- * The committed events matching `filter`, in commit order, a batch at a time (keyset on the commit
- * order, so memory stays constant however long the log). Data is upcast to the current schema.
+ * The events matching `filter` that were committed when the export began, in commit order, a batch at
+ * a time (keyset on the commit order, so memory stays constant however long the log). Data is upcast
+ * to the current schema.
+ *
+ * One read-only REPEATABLE READ snapshot for the whole export, not the commit-safe horizon the
+ * projections read below: that horizon is the oldest transaction running anywhere in the cluster (any
+ * database), so an unrelated open transaction made the export stop early, silently, at exit 0. A
+ * read-only transaction takes no transaction id, so it holds nobody else's horizon back.
  */
 export async function* exportEvents(
-  db: Queryable,
+  pool: Pick<Pool, 'connect'>,
   registry: EventRegistry,
   filter: LogFilter = {},
   batchSize = 2_000,
+): AsyncGenerator<RecordedEvent> {
+  const db = await pool.connect();
+  let done = false;
+  try {
+    await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    yield* readBatches(db, registry, filter, batchSize);
+    await db.query('COMMIT');
+    done = true;
+  } finally {
+    // Also when the reader stops early (`| head`) or fails: end the snapshot, give the connection back.
+    if (!done) await db.query('ROLLBACK').catch(() => undefined);
+    db.release();
+  }
+}
+
+async function* readBatches(
+  db: Queryable,
+  registry: EventRegistry,
+  filter: LogFilter,
+  batchSize: number,
 ): AsyncGenerator<RecordedEvent> {
   let after = { transactionId: '0', position: 0 };
   const types = filter.types && filter.types.length > 0 ? [...filter.types] : null;
@@ -35,7 +61,6 @@ export async function* exportEvents(
       `SELECT ${eventColumns}
        FROM events
        WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-         AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
          AND ($3::bigint IS NULL OR position >= $3)
          AND ($4::bigint IS NULL OR position <= $4)
          AND ($5::timestamptz IS NULL OR recorded_at >= $5)

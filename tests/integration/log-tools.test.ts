@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventRegistry } from '#events/all-events.ts';
 import { exportEvents } from '#events/store/export-log.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import { verifyLog } from '#events/store/verify-log.ts';
 import { seedCompetitors } from '#services/seed/seed-competitors.ts';
-import { databaseBackends } from '#tests/support/environment.ts';
+import { backendUrl, databaseBackends } from '#tests/support/environment.ts';
 import { writeSide } from '#tests/support/runtime-pieces.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
@@ -62,6 +63,28 @@ describe.each(databaseBackends)('events:verify and events:export on %s', (backen
     expect(await count(exportEvents(db.pool, eventRegistry, { from: { time: future } }))).toBe(0);
     expect(await count(exportEvents(db.pool, eventRegistry, { to: { time: future } }))).toBe(total);
   });
+
+  // Postgres only: the embedded database has one connection, so no other transaction can be open.
+  if (backend === 'postgres')
+    it('exports every committed event while an unrelated transaction is open elsewhere in the cluster', async () => {
+      const { rows } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events');
+      // Another database on the same server, in a transaction that has written (it holds an xid): the
+      // commit-safe horizon of the whole cluster stays behind it.
+      const other = new pg.Client({ connectionString: backendUrl('postgres') });
+      await other.connect();
+      try {
+        await other.query('BEGIN');
+        await other.query('SELECT pg_current_xact_id()');
+        const later = await writeSide(db);
+        await seedCompetitors(db.pool, later.store, { count: 3, seed: 12, batchSize: 3 });
+        const { rows: now } = await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events');
+        expect(now[0]?.n).toBeGreaterThan(rows[0]?.n ?? 0);
+        expect(await count(exportEvents(db.pool, eventRegistry, {}, 37))).toBe(now[0]?.n);
+      } finally {
+        await other.query('ROLLBACK').catch(() => undefined);
+        await other.end();
+      }
+    });
 
   it('reads an event stored at an older schema version as the current one (the upcaster)', async () => {
     const v1 = {
