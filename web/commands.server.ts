@@ -3,7 +3,7 @@ import { commandSchema, type Command, type Outcome } from '#events/command.ts';
 import { requestContext } from '#infra/logger.ts';
 import type { ProjectionName } from '#projections/all-projections.ts';
 import type { AppDeps } from './app-deps.server.ts';
-import { idempotencyKey, requestDigest } from './idempotency.server.ts';
+import { IDEMPOTENCY_HEADER, idempotencyKey, requestDigest } from './idempotency.server.ts';
 import { parseInput } from './input.server.ts';
 import type { Flash, SessionUser } from './pages/page-context.ts';
 
@@ -21,20 +21,30 @@ export interface CommandResult {
  */
 export const CHANGE_WAIT_MS = 5_000;
 /**
- * The notice for a form whose change was stored in the inbox but whose outcome did not come back within
- * the budget: not "saved" (it may still be refused, e.g. a name taken meanwhile), and what to do.
+ * The notice for a change that was stored in the inbox but whose outcome did not come back within the
+ * budget: not "saved" (it may still be refused, e.g. a name taken meanwhile), and what to do. Sending it
+ * again is safe only when the request carried an idempotency key (the pages always send one): without
+ * one, a resend is a new command.
  */
 export const UNCONFIRMED_CHANGE =
   'Your change was received but is not confirmed yet (the server is busy). Reload in a moment to see it; ' +
   'sending it again is safe, it is never made twice.';
+const UNCONFIRMED_UNKEYED_CHANGE =
+  'Your change was received but is not confirmed yet (the server is busy). Reload in a moment to see ' +
+  `whether it was made before sending it again: this request carried no ${IDEMPOTENCY_HEADER}, so a ` +
+  'resend is a new change.';
+
+/** The not-confirmed-yet notice that fits this request (with or without an idempotency key). */
+export const unconfirmedChange = (ctx: Context): string =>
+  idempotencyKey(ctx) ? UNCONFIRMED_CHANGE : UNCONFIRMED_UNKEYED_CHANGE;
 
 /** What a form tells its user after a change: refused (and why), done, or not confirmed yet. */
-export const changeNotice = (outcome: Outcome | undefined, done: string): Flash =>
+export const changeNotice = (ctx: Context, outcome: Outcome | undefined, done: string): Flash =>
   outcome?.status === 'rejected'
     ? { kind: 'error', text: outcome.message }
     : outcome
       ? { kind: 'success', text: done }
-      : { kind: 'info', text: UNCONFIRMED_CHANGE };
+      : { kind: 'info', text: unconfirmedChange(ctx) };
 
 /** A change that arrives at the end of the budget still gets one look at the read models. */
 const LAST_LOOK_MS = 100;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
@@ -123,15 +124,21 @@ describe.each(databaseBackends)('competitor forms on %s', (backend) => {
       expect(added.status).toBe(302);
       const list = await (await editor.get(added.headers.get('location') ?? '/')).text();
       expect(list).toContain('Your change was received but is not confirmed yet');
+      // A request without an idempotency key (a script's): a resend would be a new change.
+      expect(list).toContain('this request carried no Idempotency-Key, so a resend is a new change');
       expect(list).not.toContain('Unconfirmed Inc was added.');
 
       await admin.get('/users');
       const { rows } = await app.db.pool.query<{ id: string }>(
         "SELECT id FROM user_list WHERE role = 'viewer' LIMIT 1",
       );
-      const disabled = await admin.postForm(`/users/${rows[0]?.id}/disable`, {});
+      // The page's form carries a key: sending it again is the same change.
+      const disabled = await admin.postForm(`/users/${rows[0]?.id}/disable`, {
+        _idempotency_key: randomUUID(),
+      });
       const users = await (await admin.get(disabled.headers.get('location') ?? '/')).text();
       expect(users).toContain('Your change was received but is not confirmed yet');
+      expect(users).toContain('sending it again is safe, it is never made twice');
       expect(users).not.toMatch(/is disabled\./);
     } finally {
       lost.mockRestore();

@@ -715,10 +715,10 @@ describe.each(securityBackends)('racing changes on %s', (backend) => {
   });
 
   /**
-   * Holds the admission of the next note change to `competitorId` until released: the request is in
-   * flight (signed in, authorized) while other requests are answered.
+   * Holds the admission of the next command `matches` accepts until released: the request is in flight
+   * (signed in, authorized) while other requests are answered.
    */
-  function holdNoteAdmission(competitorId: string) {
+  function holdAdmission(matches: (command: Command) => boolean) {
     const inbox = app.runtime.inbox;
     const admit = inbox.admit.bind(inbox);
     let release!: () => void;
@@ -726,8 +726,7 @@ describe.each(securityBackends)('racing changes on %s', (backend) => {
     let reached!: () => void;
     const held = new Promise<void>((resolve) => (reached = resolve));
     inbox.admit = async (letter, ...rest) => {
-      const { command } = letter;
-      if (command.type === 'UpdateCompetitorNote' && command.payload.competitorId === competitorId) {
+      if (matches(letter.command)) {
         reached();
         await released;
       }
@@ -747,7 +746,9 @@ describe.each(securityBackends)('racing changes on %s', (backend) => {
     const id = await addCompetitorByForm(editor, unique('In flight'));
     await author.client.get('/competitors');
     const before = await eventCount(app, 'CompetitorNoteUpdated');
-    const gate = holdNoteAdmission(id);
+    const gate = holdAdmission(
+      (command) => command.type === 'UpdateCompetitorNote' && command.payload.competitorId === id,
+    );
     const note = saveNote(author.client, id, 'written just before losing the right to');
     let change: Response;
     try {
@@ -792,6 +793,34 @@ describe.each(securityBackends)('racing changes on %s', (backend) => {
     await author.client.get('/competitors');
     expect((await saveNote(author.client, id, 'allowed again')).status).toBe(200);
     await expectConsistent();
+  });
+
+  it('an add-user form in flight when its admin is demoted says why on the form, not under a field', async () => {
+    const author = await freshUser(app, 'admin', 'demoted-while-adding');
+    await author.client.get('/users/new');
+    const gate = holdAdmission((command) => command.type === 'AddUser');
+    const email = `${randomUUID().slice(0, 8)}@example.test`;
+    const added = author.client.postForm('/users', {
+      email,
+      displayName: 'Never added',
+      role: 'viewer',
+      password: 'a long enough password',
+      _idempotency_key: randomUUID(),
+    });
+    try {
+      await gate.held;
+      await admin.get('/users');
+      const demoted = await admin.postForm(`/users/${author.id}/role`, { role: 'viewer' });
+      expect(flashOf(demoted)).toMatch(/is now viewer\./);
+    } finally {
+      gate.release();
+    }
+    const answer = await added;
+    expect(answer.status).toBe(400);
+    const page = await answer.text();
+    expect(page).toMatch(/role="alert">Your role is now viewer, so this change was not saved\.</);
+    expect(page).not.toContain('field-email-error');
+    expect(await query('SELECT 1 FROM user_list WHERE email = $1', [email])).toEqual([]);
   });
 
   // ───────────────────────────── /ops ─────────────────────────────

@@ -1,6 +1,6 @@
 import { ForbiddenError, NotFoundError, UnsupportedMediaTypeError, ValidationError } from '#infra/errors.ts';
 import { can } from '#events/user/permissions.ts';
-import { dispatchAndWaitVisible, UNCONFIRMED_CHANGE } from '../commands.server.ts';
+import { dispatchAndWaitVisible, unconfirmedChange } from '../commands.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
 import { route, type RouteDef } from '../routing.server.ts';
 import { fieldErrors } from '../zod-form.server.ts';
@@ -71,7 +71,7 @@ export const componentRoutes = (pages: readonly RouteDef[]): RouteDef[] => [
       ctx.body = {
         status: 'pending',
         commandId,
-        message: UNCONFIRMED_CHANGE,
+        message: unconfirmedChange(ctx),
       };
       return;
     }

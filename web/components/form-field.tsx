@@ -37,6 +37,14 @@ export function Field(props: {
   );
 }
 
+/** An error about the whole form (not one field), e.g. a refusal because the user's role changed. */
+export const FormError = ({ error }: { error: string | undefined }) =>
+  error ? (
+    <p className="flash flash--error" role="alert">
+      {error}
+    </p>
+  ) : null;
+
 export const CsrfField = ({ token }: { token: string }) => <input type="hidden" name="_csrf" value={token} />;
 
 /**

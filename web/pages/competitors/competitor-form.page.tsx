@@ -1,6 +1,6 @@
 import { threats, type CompetitorFieldName } from '#events/competitor/fields.ts';
 import type { Segment } from '#projections/segment-board/segment-board.queries.ts';
-import { CommandKeyField, CsrfField, Field } from '../../components/form-field.tsx';
+import { CommandKeyField, CsrfField, Field, FormError } from '../../components/form-field.tsx';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 
@@ -35,11 +35,7 @@ export function CompetitorFormPage(props: {
   return (
     <Layout page={page} title={title}>
       <h1>{title}</h1>
-      {errors._form && (
-        <p className="flash flash--error" role="alert">
-          {errors._form}
-        </p>
-      )}
+      <FormError error={errors._form} />
       <form method="post" action={props.action} className="form" noValidate>
         <CsrfField token={page.csrfToken} />
         <CommandKeyField />

@@ -13,7 +13,7 @@ import { findCompetitor } from '#projections/competitor-list/competitor-list.que
 import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
-import { changeNotice, dispatchAndWaitVisible, UNCONFIRMED_CHANGE } from '../../commands.server.ts';
+import { changeNotice, dispatchAndWaitVisible, unconfirmedChange } from '../../commands.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
@@ -93,7 +93,7 @@ async function submitForm(
     ctx,
     outcome
       ? { kind: 'success', text: savedMessage(visible, options.done(parsed.data)) }
-      : { kind: 'info', text: UNCONFIRMED_CHANGE },
+      : { kind: 'info', text: unconfirmedChange(ctx) },
   );
   ctx.redirect(options.next(visible && !!outcome));
 }
@@ -170,7 +170,7 @@ export const competitorFormRoutes: RouteDef[] = [
       { type: 'DeleteCompetitor', payload: { competitorId: id } },
       competitorReadModels,
     );
-    addFlash(ctx, changeNotice(outcome, `${c?.name ?? 'The competitor'} was deleted.`));
+    addFlash(ctx, changeNotice(ctx, outcome, `${c?.name ?? 'The competitor'} was deleted.`));
     ctx.redirect('/competitors');
   }),
 ];

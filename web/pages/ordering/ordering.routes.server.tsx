@@ -96,7 +96,7 @@ async function submitMove(
     return ctx.redirect(back);
   }
   const { outcome } = await dispatchAndWaitVisible(ctx, deps, command, orderingProjections);
-  addFlash(ctx, changeNotice(outcome, `Moved ${what}.`));
+  addFlash(ctx, changeNotice(ctx, outcome, `Moved ${what}.`));
   ctx.redirect(back);
 }
 

@@ -2,7 +2,7 @@ import { roles } from '#events/user/fields.ts';
 import type { UserRow } from '#projections/user-list/user-list.queries.ts';
 import { DataTable, type Column } from '../../components/data-table/data-table.tsx';
 import type { TableState } from '../../components/data-table/table-state.ts';
-import { CommandKeyField, CsrfField, Field } from '../../components/form-field.tsx';
+import { CommandKeyField, CsrfField, Field, FormError } from '../../components/form-field.tsx';
 import { formatTime } from '../../components/format.ts';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
@@ -113,6 +113,7 @@ export function NewUserPage({
   return (
     <Layout page={page} title="Add user">
       <h1>Add user</h1>
+      <FormError error={errors._form} />
       <form method="post" action="/users" className="form" noValidate>
         <CsrfField token={page.csrfToken} />
         <CommandKeyField />

@@ -6,7 +6,7 @@ import { findUser, listUsers, userSortColumns } from '#projections/user-list/use
 import { createAccount } from '#services/user/accounts.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { renderTableRoute } from '../../table-route.server.tsx';
-import { changeNotice, dispatchAndWaitVisible, UNCONFIRMED_CHANGE } from '../../commands.server.ts';
+import { changeNotice, dispatchAndWaitVisible, unconfirmedChange } from '../../commands.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
@@ -58,12 +58,12 @@ export const userRoutes: RouteDef[] = [
       async (command) => (await dispatchAndWaitVisible(ctx, deps, command, ['user-list'])).outcome,
       { ...parsed.data, userId: idempotencyKey(ctx) },
     );
-    if (outcome?.status === 'rejected') return rerender(outcome.fields ?? { email: outcome.message });
+    if (outcome?.status === 'rejected') return rerender(outcome.fields ?? { _form: outcome.message });
     addFlash(
       ctx,
       outcome
         ? { kind: 'success', text: `${parsed.data.displayName} can now sign in as ${parsed.data.role}.` }
-        : { kind: 'info', text: UNCONFIRMED_CHANGE },
+        : { kind: 'info', text: unconfirmedChange(ctx) },
     );
     ctx.redirect('/users');
   }),
@@ -80,7 +80,7 @@ export const userRoutes: RouteDef[] = [
       { type: 'ChangeUserRole', payload: { userId: id, role: parsed.data } },
       ['user-list'],
     );
-    addFlash(ctx, changeNotice(outcome, `${user.displayName} is now ${parsed.data}.`));
+    addFlash(ctx, changeNotice(ctx, outcome, `${user.displayName} is now ${parsed.data}.`));
     ctx.redirect('/users');
   }),
 
@@ -95,7 +95,7 @@ export const userRoutes: RouteDef[] = [
       ]);
       if (verb === 'disable' && outcome?.status === 'accepted')
         await deps.db.pool.query('DELETE FROM sessions WHERE user_id = $1', [id]);
-      addFlash(ctx, changeNotice(outcome, `${user.displayName} is ${verb}d.`));
+      addFlash(ctx, changeNotice(ctx, outcome, `${user.displayName} is ${verb}d.`));
       ctx.redirect('/users');
     }),
   ),
