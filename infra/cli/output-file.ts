@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { interruptions } from './interruption.ts';
 
 /** The output file cannot be written: the message says which file and why, in words. */
 export class OutputFileError extends Error {
@@ -70,8 +71,6 @@ export async function writeLinesAtomically(target: string, lines: AsyncIterable<
     keepOnSignal();
   }
 }
-
-const interruptions = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
  * Until the returned function is called, Ctrl-C, a kill or a closed terminal removes `file` first and

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { systemActor } from '#events/envelope.ts';
 import type { EventLogWriter } from '#events/store/event-log-writer.ts';
 import { competitorNameStream, competitorStream } from '#events/streams.ts';
@@ -11,12 +12,15 @@ export interface SeedOptions {
   batchSize?: number;
   seed?: number;
   onProgress?: (done: number) => void;
+  /** Stops between batches once aborted: what was added is every batch stored so far, each whole. */
+  signal?: AbortSignal;
 }
 
 /**
  * The bulk path for demo data: the same events the AddCompetitor and UpdateCompetitorNote commands
  * would append (name claim, competitor added, notes), written a thousand competitors per statement.
- * Names already taken are skipped over, so seeding twice adds more rather than failing.
+ * Names already taken are skipped over, so seeding twice adds more rather than failing. Returns how
+ * many were added: fewer than asked when `signal` stopped it.
  */
 export async function seedCompetitors(
   db: Queryable,
@@ -31,7 +35,7 @@ export async function seedCompetitors(
   let n = rows[0]?.n ?? 0;
   let added = 0;
   const at = new Date().toISOString();
-  while (added < options.count) {
+  while (added < options.count && !options.signal?.aborted) {
     const size = Math.min(batchSize, options.count - added);
     let batch = Array.from({ length: size }, () => demoCompetitorEvents(n++, randomUUID(), r));
     const taken = await db.query<{ stream: string }>(
@@ -58,6 +62,9 @@ export async function seedCompetitors(
     );
     added += batch.length;
     options.onProgress?.(added);
+    // A turn of the event loop between batches: on the embedded database the statements alone never
+    // yield to it, so a Ctrl-C would wait for the whole seed.
+    await nextTurn();
   }
   return added;
 }

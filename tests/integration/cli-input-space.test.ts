@@ -417,7 +417,8 @@ describe('operator commands: environment and interruptions', { timeout: 240_000 
     // Whatever happens to the test, no seed of a million competitors is left running.
     onTestFinished(() => void seed.kill('SIGKILL'));
     let seedErr = '';
-    seed.stdout.resume();
+    let seedOut = '';
+    seed.stdout.on('data', (d: Buffer) => (seedOut += d.toString()));
     seed.stderr.on('data', (d: Buffer) => {
       // Its first bar line: it is appending. (Its bar may not move: the loop keeps the timers waiting.)
       if (!seedErr) setTimeout(() => seed.kill('SIGINT'), 5_000);
@@ -428,9 +429,17 @@ describe('operator commands: environment and interruptions', { timeout: 240_000 
     );
     expect(seedEnded).toBe('SIGINT');
     expect(seedErr).not.toMatch(/\n\s+at /);
+    expect(seedErr).toContain('Ctrl-C: stopping after the batch being written');
+    // It says how far it got, and that is what the log holds.
+    const stopped = /Stopped by Ctrl-C after ([\d,]+) of 1,000,000 competitors/.exec(seedOut);
+    expect(stopped, seedOut).not.toBeNull();
     const verified = await run({ DATA_DIR: big }, ['events:verify']);
     expect(verified.code, verified.stdout).toBe(0);
     expect(verified.stdout).toMatch(/^The log is consistent/);
+    const added = await run({ DATA_DIR: big }, ['events:export', '--type', 'CompetitorAdded']);
+    const said = Number(stopped?.[1]?.replaceAll(',', ''));
+    expect(said).toBeGreaterThan(0);
+    expect(added.stdout.trim().split('\n').length).toBe(said);
 
     const target = path.join(dir, 'export.ndjson');
     await writeFile(target, 'the previous export\n');
