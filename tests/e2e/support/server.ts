@@ -44,12 +44,18 @@ export interface StartServerOptions {
   env?: Record<string, string>;
   /** `embedded` (PGlite in a temp DATA_DIR, the default) or `postgres` (a fresh database on TEST_DATABASE_URL). */
   backend?: 'embedded' | 'postgres';
+  /** A port to listen on (a restart of an earlier server keeps its address); default: a free one. */
+  port?: number;
+  /** An existing data directory (a restart keeps its data), left in place on stop; default: a fresh one. */
+  dataDir?: string;
 }
 
 export interface RunningServer {
   url: string;
   port: number;
   dataDir: string;
+  /** The server process, for tests that crash it (`process.kill(pid, 'SIGKILL')`, then `stop()`). */
+  pid: number;
   /** What the server printed so far (stdout and stderr, last 64 KiB each), for failure messages. */
   output(): { stdout: string; stderr: string };
   stop(): Promise<void>;
@@ -123,13 +129,14 @@ async function terminate(child: ChildProcess): Promise<void> {
  */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const backend = options.backend ?? 'embedded';
-  const port = await freePort();
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'rivals-e2e-'));
+  const port = options.port ?? (await freePort());
+  const ownDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'rivals-e2e-')));
   let database: { url: string; drop: () => Promise<void> } | undefined;
   try {
     if (backend === 'postgres') database = await createDatabase();
   } catch (error) {
-    await rm(dataDir, { recursive: true, force: true });
+    if (ownDataDir) await rm(dataDir, { recursive: true, force: true });
     throw error;
   }
 
@@ -166,7 +173,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     if (cleanedUp) return;
     cleanedUp = true;
     await terminate(child);
-    await rm(dataDir, { recursive: true, force: true });
+    if (ownDataDir) await rm(dataDir, { recursive: true, force: true });
     await database?.drop();
   };
 
@@ -178,7 +185,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     throw error;
   }
 
-  return { url, port, dataDir, output: () => ({ ...output }), stop: cleanup };
+  return { url, port, dataDir, pid: child.pid ?? 0, output: () => ({ ...output }), stop: cleanup };
 }
 
 async function waitUntilReady(

@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, Locator, Page } from '@playwright/test';
+import { expect, serverFixture, test as base } from './support/fixtures.ts';
+import { freePort, startServer, type RunningServer } from './support/server.ts';
+import { addCompetitor, putNote } from './support/competitors.ts';
+import { signIn } from './support/sign-in.ts';
+
+/**
+ * The live path under flaky conditions, in a real Chromium: a save whose answer is slow or never
+ * comes, a connection that drops mid-save, a session that ends in another tab while a dialog is open,
+ * and the app process restarting under an open table and dialog. What must hold: nothing is called
+ * saved before the truth is known, a retry is the same change, and the user's text is never lost.
+ */
+
+const unique = (prefix: string) => `${prefix} ${randomBytes(4).toString('hex')}`;
+
+// A server of this spec's own: it reorders the ranking and ends sessions.
+const test = base.extend<object, { server: RunningServer }>({ server: serverFixture });
+test.describe.configure({ timeout: 90_000 });
+
+async function openReady(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
+}
+
+/** The note indicator of a table row. */
+const indicator = (page: Page, competitorId: string, column: string): Locator =>
+  page.locator(`tr[data-row-id="${competitorId}"] button[data-note][data-column="${column}"]`);
+
+function notesDialog(page: Page) {
+  const dialog = page.getByRole('dialog');
+  return {
+    dialog,
+    textarea: dialog.locator('textarea'),
+    validation: dialog.locator('.swal2-validation-message'),
+    save: dialog.getByRole('button', { name: 'Save', exact: true }),
+  };
+}
+
+const savedNotice = (page: Page, column: string) =>
+  page.getByRole('status').filter({ hasText: `Saved the ${column} note` });
+
+/** Adds a throwaway competitor (as the page's signed-in user) and opens the table searched for it: its id. */
+async function tableOfOne(page: Page, baseUrl: string, label: string): Promise<string> {
+  const name = unique(label);
+  const id = await addCompetitor(page, baseUrl, name);
+  await openReady(page, `${baseUrl}/competitors?search=${encodeURIComponent(name)}`);
+  return id;
+}
+
+async function signedInPage(browser: Browser, baseUrl: string): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await signIn(page, baseUrl);
+  return page;
+}
+
+test('the app restarting under an open table and note dialog: the save made during the outage is saved once, and the page catches up', async ({
+  page,
+  browser,
+}) => {
+  test.setTimeout(240_000);
+  const port = await freePort();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'rivals-restart-'));
+  let running = await startServer({ port, dataDir });
+  try {
+    await signIn(page, running.url);
+    const id = await tableOfOne(page, running.url, 'Restart');
+    const pricing = indicator(page, id, 'pricing');
+    await pricing.click();
+    const d = notesDialog(page);
+    const text = `Typed during the outage ${randomBytes(3).toString('hex')}`;
+    await d.textarea.fill(text);
+
+    // The process dies; the user saves while it is down; it comes back on the same data.
+    process.kill(running.pid, 'SIGKILL');
+    await running.stop();
+    await d.save.click();
+    running = await startServer({ port, dataDir });
+
+    // Saved (by the page's own resends, or by the user's Save after "Could not reach the server").
+    await expect(d.dialog.or(savedNotice(page, 'pricing')).first()).toBeVisible();
+    if (await d.validation.isVisible()) await d.save.click();
+    await expect(d.dialog).toBeHidden({ timeout: 30_000 });
+    await expect(pricing).toHaveAttribute('data-value', text);
+    await expect(pricing).toHaveAttribute('data-version', '1');
+
+    // The page is live again: a colleague's change shows without a reload.
+    await expect(page.locator('html')).toHaveAttribute('data-live', 'connected', { timeout: 30_000 });
+    const colleague = await signedInPage(browser, running.url);
+    await putNote(colleague, running.url, id, 'general', 'From a colleague');
+    await expect(indicator(page, id, 'general')).toHaveAttribute('data-value', 'From a colleague');
+  } finally {
+    await running.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
