@@ -57,6 +57,39 @@ async function signedInPage(browser: Browser, baseUrl: string): Promise<Page> {
   return page;
 }
 
+test('Escape while a save is on its way does not close the dialog: a failed save says so and keeps the text', async ({
+  page,
+  server,
+}) => {
+  await signIn(page, server.url);
+  const id = await tableOfOne(page, server.url, 'Escape Mid-Save');
+  const pricing = indicator(page, id, 'pricing');
+  await pricing.click();
+  const d = notesDialog(page);
+  const text = `Tiered ${randomBytes(3).toString('hex')}`;
+  await d.textarea.fill(text);
+
+  // The connection drops; the user presses Save, waits a moment, then presses Escape.
+  await page.context().setOffline(true);
+  await d.save.click();
+  await expect(page.locator('.swal2-popup.swal2-loading')).toBeVisible();
+  await page.keyboard.press('Escape');
+
+  // The page's resends run out (about 10 s): the user is told, in the dialog, with the text still there
+  // (before: the dialog had vanished on Escape, and the failure was shown to no one).
+  await expect(d.validation).toContainText('Could not reach the server', { timeout: 20_000 });
+  await expect(d.dialog).toBeVisible();
+  await expect(d.textarea).toHaveValue(text);
+  await expect(savedNotice(page, 'pricing')).toHaveCount(0);
+
+  // Back online, Save again saves it.
+  await page.context().setOffline(false);
+  await d.save.click();
+  await expect(d.dialog).toBeHidden();
+  await expect(savedNotice(page, 'pricing')).toBeVisible();
+  await expect(pricing).toHaveAttribute('data-value', text);
+});
+
 test('the app restarting under an open table and note dialog: the save made during the outage is saved once, and the page catches up', async ({
   page,
   browser,

@@ -91,7 +91,10 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
         }
         return true;
       },
+      // While a save is on its way the dialog stays: closed, its outcome (a refusal, a lost answer)
+      // would be shown to no one, and the text would be gone with it.
       allowOutsideClick: () => !loading(),
+      allowEscapeKey: () => !loading(),
     });
     return result.isConfirmed ? answer : undefined;
   };
@@ -117,6 +120,7 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
         return true;
       },
       allowOutsideClick: () => !loading(),
+      allowEscapeKey: () => !loading(),
     });
     if (!choice.isConfirmed || !overwrite) {
       await refreshRegions();
