@@ -90,6 +90,88 @@ test('Escape while a save is on its way does not close the dialog: a failed save
   await expect(pricing).toHaveAttribute('data-value', text);
 });
 
+test('a drop whose answer never comes: the page stops waiting, says it could not confirm the move, and shows the saved order', async ({
+  page,
+  server,
+}) => {
+  await signIn(page, server.url);
+  await openReady(page, `${server.url}/ranking`);
+  await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
+  const list = page.locator('[data-sortable-list="ranking"]');
+  const ids = () =>
+    list
+      .locator(':scope > .sortable-item')
+      .evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.id));
+  const before = await ids();
+  // Every call reaches the server and is handled, but its answer never reaches the page (a half-open
+  // connection, a proxy that hangs).
+  let handled = 0;
+  await page.route('**/components/ranking', async (route) => {
+    await route.fetch();
+    handled++;
+  });
+  await list.locator(':scope > .sortable-item').nth(2).locator('[data-drag-handle]').focus();
+  await page.keyboard.press('ArrowUp');
+
+  // Before: "saving" for ever, and every later move only said "Saving the last move…".
+  await expect(page.getByRole('alert')).toContainText('Could not reach the server to confirm this move', {
+    timeout: 45_000,
+  });
+  const expected = [before[0], before[2], before[1], ...before.slice(3)];
+  await expect(page.locator('[data-sortable]')).not.toHaveAttribute('data-saving', 'true');
+  await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
+  await expect.poll(ids).toEqual(expected);
+  expect(handled).toBeGreaterThanOrEqual(1);
+
+  // The list works again: the move back is saved.
+  await page.unroute('**/components/ranking');
+  await list.locator(':scope > .sortable-item').nth(1).locator('[data-drag-handle]').focus();
+  await page.keyboard.press('ArrowDown');
+  await expect(page.locator('[data-sort-status]')).toContainText('moved to position 3');
+  await expect(page.locator('[data-sortable]')).not.toHaveAttribute('data-saving', 'true');
+  await openReady(page, `${server.url}/ranking`);
+  expect(await ids()).toEqual(before);
+});
+
+test('a note save whose answer never comes: the dialog stops waiting, says so and keeps the text; Save again is the same change', async ({
+  page,
+  server,
+}) => {
+  await signIn(page, server.url);
+  const id = await tableOfOne(page, server.url, 'Hung Save');
+  const notes = '/components/competitor-notes';
+  const keys: string[] = [];
+  let hanging = true;
+  await page.route(`**${notes}`, async (route) => {
+    keys.push((await route.request().allHeaders())['idempotency-key'] ?? '');
+    if (!hanging) return route.continue();
+    await route.fetch();
+  });
+  const pricing = indicator(page, id, 'pricing');
+  await pricing.click();
+  const d = notesDialog(page);
+  const text = `Per seat ${randomBytes(3).toString('hex')}`;
+  await d.textarea.fill(text);
+  await d.save.click();
+
+  await expect(d.validation).toContainText('did not answer', { timeout: 45_000 });
+  await expect(d.textarea).toHaveValue(text);
+  await expect(savedNotice(page, 'pricing')).toHaveCount(0);
+
+  hanging = false;
+  const answered = page.waitForResponse(
+    (r) => r.request().method() === 'POST' && new URL(r.url()).pathname === notes,
+  );
+  await d.save.click();
+  expect((await answered).status()).toBe(200);
+  await expect(d.dialog).toBeHidden();
+  await expect(savedNotice(page, 'pricing')).toBeVisible();
+  await expect(pricing).toHaveAttribute('data-value', text);
+  // Applied once, whatever number of times it was sent.
+  await expect(pricing).toHaveAttribute('data-version', '1');
+  expect(new Set(keys).size).toBe(1);
+});
+
 test('the app restarting under an open table and note dialog: the save made during the outage is saved once, and the page catches up', async ({
   page,
   browser,

@@ -42,6 +42,14 @@ const csrfToken = () => document.querySelector<HTMLMetaElement>('meta[name="csrf
 const RETRY_DELAYS_MS = [300, 1_000, 2_500, 6_000];
 /** Answers that say "the request may not have arrived, or the server is restarting": safe to resend. */
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
+/**
+ * An attempt with no answer this long is lost (a half-open connection, a proxy that hangs): the server
+ * answers within its own wait (5 s, `CHANGE_WAIT_MS`), saved, pending or refused. It is resent with the
+ * same key, so giving up on it never makes the change twice.
+ */
+const ATTEMPT_TIMEOUT_MS = 15_000;
+/** No attempt starts after this long: the user is told (and may save again, the same change). */
+const GIVE_UP_AFTER_MS = 30_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -62,7 +70,9 @@ export async function callComponent(
   const view = request.view === undefined ? `${location.pathname}${location.search}` : request.view;
   const call = { ...request, view: view ?? undefined };
   let last: ComponentAnswer | undefined;
+  const started = Date.now();
   for (let attempt = 0; attempt <= RETRY_DELAYS_MS.length; attempt++) {
+    if (attempt > 0 && Date.now() - started >= GIVE_UP_AFTER_MS) break;
     if (attempt > 0) await sleep(RETRY_DELAYS_MS[attempt - 1] ?? 0);
     const sent = await send(component, call, key);
     if (!sent.retry) return sent.answer;
@@ -76,6 +86,7 @@ async function send(
   request: ComponentRequest,
   key: string,
 ): Promise<{ answer: ComponentAnswer; retry: boolean }> {
+  const signal = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
   let response: Response;
   try {
     response = await fetch(`/components/${encodeURIComponent(component)}`, {
@@ -89,19 +100,15 @@ async function send(
         'Idempotency-Key': key,
       },
       body: JSON.stringify(request),
+      signal,
     });
   } catch {
-    return {
-      retry: true,
-      answer: {
-        status: 'rejected',
-        code: 'network',
-        message: 'Could not reach the server. Check your connection and try again.',
-      },
-    };
+    return { retry: true, answer: lost(signal) };
   }
   const body = (await response.json().catch(() => undefined)) as
     ComponentAnswer | { error?: { code?: string; message?: string } } | undefined;
+  // The answer's body stopped coming: as lost as one that never started.
+  if (body === undefined && signal.aborted) return { retry: true, answer: lost(signal) };
   const retry = RETRYABLE_STATUS.has(response.status);
   if (body && 'status' in body) return { answer: body, retry };
   return {
@@ -113,3 +120,12 @@ async function send(
     },
   };
 }
+
+/** A call whose answer did not arrive: whether it was handled is not known (code `network`). */
+const lost = (signal: AbortSignal): ComponentAnswer => ({
+  status: 'rejected',
+  code: 'network',
+  message: signal.aborted
+    ? 'The server did not answer in time. Check your connection and try again.'
+    : 'Could not reach the server. Check your connection and try again.',
+});
