@@ -172,6 +172,72 @@ test('a note save whose answer never comes: the dialog stops waiting, says so an
   expect(new Set(keys).size).toBe(1);
 });
 
+test('signed out in another tab while the dialog is open: Save says the session ended and keeps the text; signed in again, Save saves it', async ({
+  page,
+  server,
+}) => {
+  await signIn(page, server.url);
+  const id = await tableOfOne(page, server.url, 'Signed Out');
+  const pricing = indicator(page, id, 'pricing');
+  await pricing.click();
+  const d = notesDialog(page);
+  const text = `Enterprise only ${randomBytes(3).toString('hex')}`;
+  await d.textarea.fill(text);
+
+  const other = await page.context().newPage();
+  await openReady(other, `${server.url}/competitors`);
+  await other.getByRole('button', { name: 'Sign out' }).click();
+  await expect(other).toHaveURL(/\/login/);
+
+  await page.bringToFront();
+  await d.save.click();
+  // Before: "Your session form token is missing or out of date. Reload the page" — and reloading the
+  // page would have lost the text.
+  await expect(d.validation).toContainText('Your session has ended');
+  await expect(d.validation).toContainText('nothing was changed');
+  await expect(d.textarea).toHaveValue(text);
+
+  // Signed in again (in the other tab), the same dialog saves the text.
+  await signIn(other, server.url);
+  await page.bringToFront();
+  await d.save.click();
+  await expect(d.dialog).toBeHidden();
+  await expect(savedNotice(page, 'pricing')).toBeVisible();
+  await expect(pricing).toHaveAttribute('data-value', text);
+  await expect(pricing).toHaveAttribute('data-version', '1');
+});
+
+test('signed in again as someone else in another tab: the open dialog does not save under their name', async ({
+  page,
+  server,
+}) => {
+  await signIn(page, server.url);
+  const email = `other-${randomBytes(4).toString('hex')}@rivals.test`;
+  const password = 'other-editor-password-0123';
+  await page.goto(`${server.url}/users/new`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Name').fill(unique('Other Editor'));
+  await page.getByLabel('Role').selectOption('editor');
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Add user' }).click();
+  await expect(page).toHaveURL(`${server.url}/users`);
+  const id = await tableOfOne(page, server.url, 'Other User');
+
+  await indicator(page, id, 'pricing').click();
+  const d = notesDialog(page);
+  await d.textarea.fill('Mine, not theirs');
+  const other = await page.context().newPage();
+  await openReady(other, `${server.url}/competitors`);
+  await other.getByRole('button', { name: 'Sign out' }).click();
+  await signIn(other, server.url, email, password);
+
+  await page.bringToFront();
+  await d.save.click();
+  await expect(d.validation).toContainText('signed in as someone else');
+  await expect(d.textarea).toHaveValue('Mine, not theirs');
+  await expect(indicator(page, id, 'pricing')).toHaveAttribute('data-version', '0');
+});
+
 test('the app restarting under an open table and note dialog: the save made during the outage is saved once, and the page catches up', async ({
   page,
   browser,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { createSearchPageCache } from '#projections/search-pages.ts';
 import type { AddressInfo } from 'node:net';
@@ -246,6 +247,45 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
       const signOut = await client.postForm('/logout', {});
       expect(signOut.status).toBe(302);
       expect(signOut.headers.get('location')).toBe('/login');
+    });
+
+    it('a page signed out in another tab (its cookie gone with it) is told its session ended (401), not to reload; nothing changes', async () => {
+      const editor = await newUser(app, 'editor', 'signed-out-tab');
+      const client = await signedIn(app, editor.email);
+      await client.get('/competitors/new');
+      const pageToken = client.csrfToken;
+      // The other tab signs out: the browser's session cookie is cleared for every tab.
+      expect((await client.postForm('/logout', {})).status).toBe(302);
+      expect(client.cookies.get(names.session)).toBeUndefined();
+      const before = await snapshot(app);
+      const form = await client.postForm(
+        '/competitors/new',
+        { name: 'After signing out', segmentId: 'smb', threat: 'low' },
+        { csrf: pageToken },
+      );
+      expect(form.status).toBe(401);
+      expect(await form.text()).toContain('Your session has ended');
+      const call = await client.postJson(
+        '/components/competitor-notes',
+        { event: 'update-note', payload: { competitorId: randomUUID(), column: 'general', value: 'x' } },
+        { csrf: pageToken },
+      );
+      expect(call.status).toBe(401);
+      expect(((await call.json()) as { error: { message: string } }).error.message).toContain(
+        'Your session has ended',
+      );
+      expect(await snapshot(app)).toEqual(before);
+      // The stale tab's own "Sign out" is no error either.
+      const signOut = await client.postForm('/logout', {}, { csrf: pageToken });
+      expect(signOut.status).toBe(302);
+      expect(signOut.headers.get('location')).toBe('/login');
+      // A sign-in with a stale token is still the sign-in form's own refusal.
+      const login = await client.postForm(
+        '/login',
+        { email: editor.email, password: TEST_PASSWORD },
+        { csrf: pageToken },
+      );
+      expect(login.status).toBe(403);
     });
 
     it('POST /login refuses a sign-in without a valid token (login CSRF)', async () => {

@@ -40,8 +40,13 @@ export function csrfMiddleware(options: {
       const sent = ctx.get('X-CSRF-Token') || (typeof body?._csrf === 'string' ? body._csrf : '');
       if (!sent || !safeEqual(sent, expected)) {
         // The page was signed in, and its session has ended since (signed out elsewhere, expired, or
-        // the account disabled): that, not a broken form, is why its token no longer matches.
-        if (!ctx.state.sessionToken && ctx.cookies.get(cookies.session)) {
+        // the account disabled): that, not a broken form, is why its token no longer matches. Its
+        // cookie may be gone already (signed out in another tab of this browser, or cleared by any
+        // request since): a token sent to anything but the sign-in form came from a signed-in page.
+        if (
+          !ctx.state.sessionToken &&
+          (ctx.cookies.get(cookies.session) || (sent && ctx.path !== '/login'))
+        ) {
           // Signing out of a session that already ended: the user is where they asked to be.
           if (ctx.path === '/logout') return ctx.redirect('/login');
           throw new UnauthorizedError(SESSION_ENDED);

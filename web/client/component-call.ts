@@ -1,5 +1,6 @@
 import { newKey } from './fresh-keys.ts';
 import { markSent } from './own-changes.ts';
+import { renewSession } from './session-renewal.ts';
 
 /** The answer of a component call (see the server's component protocol). */
 export type ComponentAnswer =
@@ -75,6 +76,8 @@ export async function callComponent(
     if (attempt > 0 && Date.now() - started >= GIVE_UP_AFTER_MS) break;
     if (attempt > 0) await sleep(RETRY_DELAYS_MS[attempt - 1] ?? 0);
     const sent = await send(component, call, key);
+    if (sent.status === 401 || sent.status === 403)
+      return afterSessionRefusal(sent.answer, () => send(component, call, key).then((again) => again.answer));
     if (!sent.retry) return sent.answer;
     last = sent.answer;
   }
@@ -85,7 +88,7 @@ async function send(
   component: string,
   request: ComponentRequest,
   key: string,
-): Promise<{ answer: ComponentAnswer; retry: boolean }> {
+): Promise<{ answer: ComponentAnswer; retry: boolean; status?: number }> {
   const signal = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
   let response: Response;
   try {
@@ -110,9 +113,10 @@ async function send(
   // The answer's body stopped coming: as lost as one that never started.
   if (body === undefined && signal.aborted) return { retry: true, answer: lost(signal) };
   const retry = RETRYABLE_STATUS.has(response.status);
-  if (body && 'status' in body) return { answer: body, retry };
+  if (body && 'status' in body) return { answer: body, retry, status: response.status };
   return {
     retry,
+    status: response.status,
     answer: {
       status: 'rejected',
       code: body?.error?.code ?? 'failed',
@@ -129,3 +133,19 @@ const lost = (signal: AbortSignal): ComponentAnswer => ({
     ? 'The server did not answer in time. Check your connection and try again.'
     : 'Could not reach the server. Check your connection and try again.',
 });
+
+/**
+ * A call refused for its session (401: it ended; 403: among other reasons, a form token from before the
+ * user signed in again in another tab). Nothing was changed. Signed in again as the same user, the page
+ * takes the new token and sends the call once more, with the same key; signed in as someone else, the
+ * change is not made in their name.
+ */
+async function afterSessionRefusal(
+  answer: ComponentAnswer,
+  resend: () => Promise<ComponentAnswer>,
+): Promise<ComponentAnswer> {
+  const renewal = await renewSession();
+  if (renewal.renewed) return resend();
+  if (renewal.message) return { status: 'rejected', code: 'session', message: renewal.message };
+  return answer;
+}

@@ -1,0 +1,38 @@
+/**
+ * A page outlives its session: the user signs out in another tab and in again, and the page's form
+ * token (derived from the old session) no longer matches. A call refused for that reason can look
+ * again: a fresh copy of a page says who this browser is signed in as now and carries the new token.
+ */
+export type Renewal =
+  /** Signed in again as the page's user: the page now has the new token; the call may be resent. */
+  | { renewed: true }
+  /** Nothing to renew (signed out, or the token was not the problem); `message` when there is more to say. */
+  | { renewed: false; message?: string };
+
+export const SIGNED_IN_AS_SOMEONE_ELSE =
+  'This browser is now signed in as someone else, so this change was not saved. Copy your text if you need it, then reload the page.';
+
+const metaContent = (doc: Document, name: string) =>
+  doc.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content;
+
+/** The sign-in page: signed in, it forwards to the competitor list; either way it carries the token. */
+const loadSignInPage = async (): Promise<Document | undefined> => {
+  const response = await fetch('/login', { credentials: 'same-origin', headers: { Accept: 'text/html' } });
+  return response.ok ? new DOMParser().parseFromString(await response.text(), 'text/html') : undefined;
+};
+
+/** Looks at the browser's session now; takes its token when it is the page's user's. */
+export async function renewSession(load = loadSignInPage): Promise<Renewal> {
+  const pageUser = metaContent(document, 'user-id');
+  if (!pageUser) return { renewed: false };
+  const fresh = await load().catch(() => undefined);
+  const userId = fresh && metaContent(fresh, 'user-id');
+  const token = fresh && metaContent(fresh, 'csrf-token');
+  if (!userId || !token) return { renewed: false };
+  if (userId !== pageUser) return { renewed: false, message: SIGNED_IN_AS_SOMEONE_ELSE };
+  if (token === metaContent(document, 'csrf-token')) return { renewed: false };
+  // The page's forms post it too (delete, edit, move buttons).
+  document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.setAttribute('content', token);
+  for (const input of document.querySelectorAll<HTMLInputElement>('input[name="_csrf"]')) input.value = token;
+  return { renewed: true };
+}
