@@ -278,3 +278,31 @@ test('the app restarting under an open table and note dialog: the save made duri
     await rm(dataDir, { recursive: true, force: true });
   }
 });
+
+test('a note pasted over the limit is refused in the dialog with its length, not cut short; emoji count once, as on the server', async ({
+  page,
+  server,
+}) => {
+  await signIn(page, server.url);
+  const id = await tableOfOne(page, server.url, 'Long Paste');
+  const general = indicator(page, id, 'general');
+  await general.click();
+  const d = notesDialog(page);
+  await d.textarea.focus();
+  // A paste of 12,000 characters (before: the textarea's maxlength kept 10,000 and "Saved" the rest).
+  await page.keyboard.insertText('x'.repeat(12_000));
+  await expect(d.textarea).toHaveJSProperty('value.length', 12_000);
+  await d.save.click();
+  await expect(d.validation).toHaveText('A note can be at most 10,000 characters; this one has 12,000.');
+  await expect(d.textarea).toHaveJSProperty('value.length', 12_000);
+  await expect(general).toHaveAttribute('data-version', '0');
+
+  // 6,000 emoji are 6,000 characters to the server (12,000 UTF-16 units): saved whole.
+  const emoji = '😀'.repeat(6_000);
+  await d.textarea.fill('');
+  await page.keyboard.insertText(emoji);
+  await d.save.click();
+  await expect(d.dialog).toBeHidden();
+  await expect(savedNotice(page, 'general')).toBeVisible();
+  await expect(general).toHaveAttribute('data-value', emoji);
+});

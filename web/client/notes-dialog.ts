@@ -1,5 +1,6 @@
 import { callComponent, type ComponentAnswer } from './component-call.ts';
 import { newKey } from './fresh-keys.ts';
+import { validateNote } from './note-value.ts';
 import { notify } from './notices.ts';
 import { refreshRegions, showChange } from './refresh-regions.ts';
 import { sweetAlert } from './sweetalert.ts';
@@ -18,10 +19,6 @@ const labels: Record<string, string> = {
   pricing: 'pricing',
   general: 'general',
 };
-
-/** docs/behaviour.md §5: empty (or whitespace-only) is not a note. */
-export const validateNote = (value: string | undefined): string | null =>
-  !value || !value.trim() ? 'Value is required!' : null;
 
 /** SweetAlert2 collapses white space in `text`; a note keeps its line breaks (CSSOM: allowed by the CSP). */
 const keepLineBreaks = (popup: HTMLElement): void => {
@@ -75,7 +72,8 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
       input: 'textarea',
       inputLabel: 'Enter competitor notes',
       inputValue: value,
-      inputAttributes: { maxlength: '10000', 'aria-label': 'Enter competitor notes' },
+      // No `maxlength`: the browser would cut a long paste short, silently. The validator says so instead.
+      inputAttributes: { 'aria-label': 'Enter competitor notes' },
       showCancelButton: true,
       confirmButtonText: 'Save',
       cancelButtonText: 'Cancel',

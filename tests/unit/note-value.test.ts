@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { NOTE_MAX_LENGTH as SERVER_MAX, noteValue } from '#events/competitor/fields.ts';
+import { NOTE_MAX_LENGTH, validateNote } from '#web/client/note-value.ts';
+
+/** The notes dialog refuses what the server would refuse for its length, and nothing it would take. */
+describe('the note dialog’s length check', () => {
+  it('has the server’s limit', () => {
+    expect(NOTE_MAX_LENGTH).toBe(SERVER_MAX);
+  });
+
+  it.each([
+    ['10,000 letters', 'a'.repeat(10_000)],
+    ['10,001 letters', 'a'.repeat(10_001)],
+    ['12,000 letters (a long paste)', 'x'.repeat(12_000)],
+    ['6,000 emoji (12,000 UTF-16 units)', '😀'.repeat(6_000)],
+    ['10,000 emoji', '😀'.repeat(10_000)],
+    ['10,001 emoji', '😀'.repeat(10_001)],
+    ['9,999 letters and an emoji', `${'a'.repeat(9_999)}😀`],
+  ])('%s: refused in the dialog exactly when the server refuses it', (_, value) => {
+    const server = noteValue.safeParse(value).success;
+    expect(validateNote(value) === null).toBe(server);
+  });
+
+  it('says how long the note is', () => {
+    expect(validateNote('x'.repeat(12_000))).toBe(
+      'A note can be at most 10,000 characters; this one has 12,000.',
+    );
+    expect(validateNote('  ')).toBe('Value is required!');
+  });
+});
