@@ -306,3 +306,29 @@ test('a note pasted over the limit is refused in the dialog with its length, not
   await expect(savedNotice(page, 'general')).toBeVisible();
   await expect(general).toHaveAttribute('data-value', emoji);
 });
+
+test('signed out and in again in another tab: the open page goes live again without a reload', async ({
+  page,
+  browser,
+  server,
+}) => {
+  await signIn(page, server.url);
+  const id = await tableOfOne(page, server.url, 'Live Again');
+  const html = page.locator('html');
+  await expect(html).toHaveAttribute('data-live', 'connected');
+
+  const other = await page.context().newPage();
+  await openReady(other, `${server.url}/competitors`);
+  await other.getByRole('button', { name: 'Sign out' }).click();
+  // The server closes the signed-out page's socket.
+  await expect(html).toHaveAttribute('data-live', 'disconnected');
+  await signIn(other, server.url);
+
+  // Before: disconnected for good — changes came only with the 20 s head check, without notices.
+  await expect(html).toHaveAttribute('data-live', 'connected', { timeout: 30_000 });
+  const colleague = await signedInPage(browser, server.url);
+  await putNote(colleague, server.url, id, 'general', 'Heard live');
+  await expect(indicator(page, id, 'general')).toHaveAttribute('data-value', 'Heard live', {
+    timeout: 5_000,
+  });
+});

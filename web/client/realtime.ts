@@ -57,6 +57,8 @@ export async function connectRealtime(): Promise<void> {
       });
       if (!response.ok) return;
       const { position } = (await response.json()) as { position: number };
+      // Signed in (the position is for signed-in users only): a socket the server closed can open again.
+      reopen();
       // The first check only learns where the page stands; later ones refetch when behind.
       if (lastPosition !== undefined && position > lastPosition) refreshSoon('all');
       setPosition(position);
@@ -65,13 +67,31 @@ export async function connectRealtime(): Promise<void> {
     }
   };
 
+  /**
+   * The server closed the socket (its session ended: signed out, here or in another tab) or refused it;
+   * Socket.IO does not reconnect by itself then. Once the browser is signed in again (a head check
+   * answers), it is opened again, so live changes and their notices come back without a reload.
+   */
+  let closedByServer = false;
+  function reopen(): void {
+    if (!closedByServer) return;
+    closedByServer = false;
+    socket.connect();
+  }
+  socket.on('connect_error', () => {
+    if (!socket.active) closedByServer = true;
+  });
+
   let connectedBefore = false;
   socket.on('connect', () => {
     if (connectedBefore) void checkPosition();
     connectedBefore = true;
     document.documentElement.dataset.live = 'connected';
   });
-  socket.on('disconnect', () => (document.documentElement.dataset.live = 'disconnected'));
+  socket.on('disconnect', (reason) => {
+    if (reason === 'io server disconnect') closedByServer = true;
+    document.documentElement.dataset.live = 'disconnected';
+  });
   socket.on('resync', () => void checkPosition());
   const onChange = (message: ChangeMessage) => {
     // The echo of this tab's own command: its answer carried the fresh regions (docs/change-path.md).
