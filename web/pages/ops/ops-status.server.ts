@@ -3,6 +3,20 @@ import { recordedLetterActions } from '#services/operations/dead-letter-actions.
 import type { AppDeps } from '../../app-deps.server.ts';
 import type { OpsStatus } from './ops.page.tsx';
 
+/**
+ * The command bus's part of /ops, or undefined when the bus does not answer (Redis down or restarting):
+ * that is when an operator most needs the rest of the page, so it is shown without this part.
+ */
+async function busStatus(deps: AppDeps) {
+  try {
+    const [deadLetters, pending] = await Promise.all([deps.bus.deadLetters(50), deps.bus.pendingCount()]);
+    return { deadLetters, pending };
+  } catch (error) {
+    deps.log.warn({ err: error }, '/ops: the command bus did not answer');
+    return undefined;
+  }
+}
+
 /** Everything /ops shows, read fresh on every request (the page refreshes itself every few seconds). */
 export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
   const pool = deps.db.pool;
@@ -16,7 +30,7 @@ export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
      GROUP BY m.ago ORDER BY m.ago DESC`,
   );
   const perMinute = minutes.map((m) => m.n);
-  const deadLetters = await deps.bus.deadLetters(50);
+  const bus = await busStatus(deps);
   return {
     head: lags[0]?.head ?? (await deps.store.headPosition()),
     projections: lags.map((l) => ({
@@ -28,9 +42,9 @@ export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
       lagSeconds: l.lagSeconds,
       updatedAt: l.updatedAt,
     })),
-    pending: await deps.bus.pendingCount(),
-    deadLetters,
-    unfinished: Object.fromEntries(await recordedLetterActions(pool, deadLetters)),
+    pending: bus?.pending,
+    deadLetters: bus?.deadLetters,
+    unfinished: Object.fromEntries(await recordedLetterActions(pool, bus?.deadLetters ?? [])),
     eventsLastMinute: perMinute.at(-1) ?? 0,
     eventsLastHour: perMinute.reduce((a, b) => a + b, 0),
     perMinute,

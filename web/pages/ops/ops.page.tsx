@@ -17,8 +17,9 @@ export interface OpsStatus {
     lagSeconds: number;
     updatedAt: Date | null;
   }[];
-  pending: number;
-  deadLetters: DeadLetter[];
+  /** Both undefined when the command bus did not answer (the rest of the page still shows). */
+  pending: number | undefined;
+  deadLetters: DeadLetter[] | undefined;
   /** Dead letters (by id) whose Retry or Discard is recorded but not yet carried out on the bus. */
   unfinished: Record<string, 'retry' | 'discard'>;
   eventsLastMinute: number;
@@ -124,7 +125,7 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
           <span className="field__hint">peak {(peak / 60).toFixed(1)} events/s</span>
         </dd>
         <dt>Commands awaiting acknowledgement</dt>
-        <dd>{status.pending}</dd>
+        <dd>{status.pending ?? 'unknown'}</dd>
       </dl>
       <h2>Projections</h2>
       <table className="simple-table">
@@ -157,7 +158,12 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
         </tbody>
       </table>
       <h2>Dead letters</h2>
-      {status.deadLetters.length === 0 ? (
+      {status.deadLetters === undefined ? (
+        <p className="field__error" role="alert">
+          The command bus did not answer, so the dead letters and the commands awaiting acknowledgement cannot
+          be shown right now. This page asks again every few seconds.
+        </p>
+      ) : status.deadLetters.length === 0 ? (
         <p className="field__hint">None: every command was handled.</p>
       ) : (
         <table className="simple-table">

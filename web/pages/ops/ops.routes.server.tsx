@@ -1,5 +1,6 @@
 import type { RouterContext } from '@koa/router';
 import type { CommandBus } from '#events/bus/command-bus.ts';
+import { ServiceUnavailableError } from '#infra/errors.ts';
 import { claimLetterAction, type LetterAction } from '#services/operations/dead-letter-actions.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { route, type RouteDef } from '../../routing.server.ts';
@@ -15,6 +16,18 @@ const carryOut = (bus: CommandBus, id: string, action: LetterAction) =>
 
 const done = { retry: 'retried', discard: 'discarded' } as const;
 
+/** The letter as the bus has it now; a bus that does not answer is a 503 before anything is recorded. */
+async function findLetter(deps: AppDeps, id: string) {
+  try {
+    return await deps.bus.findDeadLetter(id);
+  } catch (error) {
+    deps.log.warn({ err: error, deadLetterId: id }, 'dead letter: the command bus did not answer');
+    throw new ServiceUnavailableError(
+      'The command bus did not answer, so nothing was changed. Try again in a moment.',
+    );
+  }
+}
+
 /**
  * Retry / Discard on /ops. The action is recorded first (an event in the letter's own stream, shown in
  * /audit: the claim), and only then carried out on the bus. Two clicks at once act once. When the bus
@@ -23,7 +36,7 @@ const done = { retry: 'retried', discard: 'discarded' } as const;
  */
 async function actOnLetter(ctx: RouterContext, deps: AppDeps, wanted: LetterAction): Promise<void> {
   const id = deadLetterId(ctx);
-  const letter = await deps.bus.findDeadLetter(id);
+  const letter = await findLetter(deps, id);
   if (!letter) {
     addFlash(ctx, { kind: 'info', text: 'That dead letter was already retried or discarded.' });
     return ctx.redirect('/ops');
