@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import { Gauge } from 'prom-client';
 import type { Metrics } from '#infra/metrics.ts';
+import { CommandInbox } from '#events/store/command-inbox.ts';
 import { NotFoundError, UnauthorizedError } from '#infra/errors.ts';
 import { projectionLags } from '#projections/lag.ts';
 import type { AppDeps } from './app-deps.server.ts';
@@ -36,7 +37,7 @@ export function healthRoutes(
 
   // For operators only (docs/decisions/0008-metrics-access.md): off unless METRICS_TOKEN is set, and
   // then only with `Authorization: Bearer <METRICS_TOKEN>`.
-  // Projection lag, read when Prometheus scrapes.
+  // Projection lag and the command backlog, read when Prometheus scrapes.
   const lagGauges = {
     events: new Gauge({
       name: 'rivals_projection_lag_events',
@@ -51,11 +52,29 @@ export function healthRoutes(
       registers: [metrics.registry],
     }),
   };
+  // Changes accepted and not handled yet: the bus's pending count misses those no worker has read (all
+  // workers down) and those the bus lost (a Redis restart without persistence).
+  const backlogGauges = {
+    count: new Gauge({
+      name: 'rivals_commands_unhandled',
+      help: 'Changes accepted (in the inbox) and not handled yet',
+      registers: [metrics.registry],
+    }),
+    oldest: new Gauge({
+      name: 'rivals_commands_unhandled_oldest_seconds',
+      help: 'How long the oldest change accepted and not handled yet has waited',
+      registers: [metrics.registry],
+    }),
+  };
+  const inbox = new CommandInbox(deps.db.pool);
   const readLag = async () => {
     for (const lag of await projectionLags(deps.db.pool)) {
       lagGauges.events.set({ projection: lag.name }, lag.lagEvents);
       lagGauges.seconds.set({ projection: lag.name }, lag.lagSeconds);
     }
+    const backlog = await inbox.backlog();
+    backlogGauges.count.set(backlog.count);
+    backlogGauges.oldest.set(backlog.oldestSeconds);
   };
 
   router.get('/metrics', async (ctx) => {

@@ -4,7 +4,12 @@ import type { CommandBus } from '#events/bus/command-bus.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import type { TestClient } from '#tests/support/test-client.ts';
 import { eventCount, messageOf } from './support/helpers.ts';
-import { securityBackends, startSecuritySuite, type SecurityApp } from './support/security-app.ts';
+import {
+  METRICS_TOKEN,
+  securityBackends,
+  startSecuritySuite,
+  type SecurityApp,
+} from './support/security-app.ts';
 
 /** The flash messages a redirect answer set (read from its cookie). */
 function flashOf(response: Response): string {
@@ -81,5 +86,19 @@ describe.each(securityBackends)('operator and admin surfaces on %s', (backend) =
     expect(flashOf(await admin.postForm(`/ops/dead-letters/${id}/discard`, {}))).toBe(
       'Discarded the dead letter.',
     );
+  });
+
+  it('/ops and /metrics show changes accepted but not handled yet (the bus lost them, or no worker reads it)', async () => {
+    // Admitted to the inbox, never put on the bus: what a Redis restart without persistence leaves
+    // behind until a worker re-sends it, and what every change looks like while no worker runs.
+    const letter = envelope(addCompetitorCommand(`Stuck ${randomUUID().slice(0, 8)}`));
+    expect((await app.runtime.inbox.admit(letter)).kind).toBe('admitted');
+    const text = await messageOf(await admin.get('/ops'));
+    expect(text).toMatch(/Changes accepted, not handled yet [1-9]\d*, the oldest waiting \d+ s/);
+    const metrics = await (
+      await fetch(`${app.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).text();
+    expect(metrics).toMatch(/^rivals_commands_unhandled [1-9]\d*$/m);
+    expect(metrics).toMatch(/^rivals_commands_unhandled_oldest_seconds [\d.e+-]+$/m);
   });
 });

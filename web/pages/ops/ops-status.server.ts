@@ -1,3 +1,4 @@
+import { CommandInbox } from '#events/store/command-inbox.ts';
 import { projectionLags } from '#projections/lag.ts';
 import { recordedLetterActions } from '#services/operations/dead-letter-actions.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
@@ -43,6 +44,8 @@ export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
       updatedAt: l.updatedAt,
     })),
     pending: bus?.pending,
+    // The inbox, not the bus: it holds what the bus lost and what no worker has read.
+    backlog: await new CommandInbox(pool).backlog(),
     deadLetters: bus?.deadLetters,
     unfinished: Object.fromEntries(await recordedLetterActions(pool, bus?.deadLetters ?? [])),
     eventsLastMinute: perMinute.at(-1) ?? 0,

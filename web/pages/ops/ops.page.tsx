@@ -19,6 +19,8 @@ export interface OpsStatus {
   }[];
   /** Both undefined when the command bus did not answer (the rest of the page still shows). */
   pending: number | undefined;
+  /** Changes accepted (in the inbox) and not handled yet, and how long the oldest has waited. */
+  backlog: { count: number; oldestSeconds: number };
   deadLetters: DeadLetter[] | undefined;
   /** Dead letters (by id) whose Retry or Discard is recorded but not yet carried out on the bus. */
   unfinished: Record<string, 'retry' | 'discard'>;
@@ -34,6 +36,10 @@ const n = (value: number) => value.toLocaleString('en-US');
 
 const seconds = (value: number) =>
   value < 1 ? '0 s' : value < 120 ? `${Math.round(value)} s` : `${Math.round(value / 60)} min`;
+
+/** The inbox backlog in words: how many, and for how long the oldest has waited. */
+const backlog = ({ count, oldestSeconds }: OpsStatus['backlog']) =>
+  count === 0 ? '0' : `${n(count)}, the oldest waiting ${seconds(oldestSeconds)}`;
 
 /** One confirmed POST button on a dead letter (`/ops/dead-letters/:id/<action>`). */
 function LetterActionForm(props: {
@@ -124,6 +130,8 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
           />{' '}
           <span className="field__hint">peak {(peak / 60).toFixed(1)} events/s</span>
         </dd>
+        <dt>Changes accepted, not handled yet</dt>
+        <dd>{backlog(status.backlog)}</dd>
         <dt>Commands awaiting acknowledgement</dt>
         <dd>{status.pending ?? 'unknown'}</dd>
       </dl>
