@@ -38,12 +38,24 @@ const UNCONFIRMED_UNKEYED_CHANGE =
 export const unconfirmedChange = (ctx: Context): string =>
   idempotencyKey(ctx) ? UNCONFIRMED_CHANGE : UNCONFIRMED_UNKEYED_CHANGE;
 
-/** What a form tells its user after a change: refused (and why), done, or not confirmed yet. */
-export const changeNotice = (ctx: Context, outcome: Outcome | undefined, done: string): Flash =>
+/** A change that is stored but not yet shown by the page the user goes back to: say so, not only "done". */
+export const savedMessage = (visible: boolean, done: string) =>
+  visible ? done : `${done} It is saved; the list will show it in a moment.`;
+
+/**
+ * What a form tells its user after a change: refused (and why), done, done but not shown yet (`visible`
+ * false: the read models had not caught up within the wait), or not confirmed yet.
+ */
+export const changeNotice = (
+  ctx: Context,
+  outcome: Outcome | undefined,
+  done: string,
+  visible = true,
+): Flash =>
   outcome?.status === 'rejected'
     ? { kind: 'error', text: outcome.message }
     : outcome
-      ? { kind: 'success', text: done }
+      ? { kind: 'success', text: savedMessage(visible, done) }
       : { kind: 'info', text: unconfirmedChange(ctx) };
 
 /** A change that arrives at the end of the budget still gets one look at the read models. */

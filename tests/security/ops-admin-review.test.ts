@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandBus } from '#events/bus/command-bus.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
-import type { TestClient } from '#tests/support/test-client.ts';
+import { TEST_PASSWORD } from '#tests/support/test-app.ts';
+import { TestClient } from '#tests/support/test-client.ts';
 import { eventCount, messageOf } from './support/helpers.ts';
 import {
   METRICS_TOKEN,
@@ -100,5 +101,69 @@ describe.each(securityBackends)('operator and admin surfaces on %s', (backend) =
     ).text();
     expect(metrics).toMatch(/^rivals_commands_unhandled [1-9]\d*$/m);
     expect(metrics).toMatch(/^rivals_commands_unhandled_oldest_seconds [\d.e+-]+$/m);
+  });
+
+  describe('while the user list is behind the log', () => {
+    /** Runs `work` with the projections stopped, so no change becomes visible within the wait. */
+    async function withProjectionsStopped<T>(work: () => Promise<T>): Promise<T> {
+      const runner = app.runtime.runner;
+      if (!runner) throw new Error('the security app runs its projections');
+      await runner.stop();
+      try {
+        return await work();
+      } finally {
+        await runner.start();
+      }
+    }
+
+    it('adding a user does not say they can sign in before sign-in knows them', async () => {
+      const email = `lagging-${randomUUID().slice(0, 6)}@rivals.test`;
+      await admin.get('/users/new');
+      await withProjectionsStopped(async () => {
+        const added = await admin.postForm('/users', {
+          email,
+          displayName: 'Lagging User',
+          role: 'viewer',
+          password: TEST_PASSWORD,
+          _idempotency_key: randomUUID(),
+        });
+        expect(added.status).toBe(302);
+        const told = flashOf(added);
+        // What is true right now: the new user cannot sign in yet.
+        const newcomer = new TestClient(app.url);
+        await newcomer.get('/login');
+        expect((await newcomer.postForm('/login', { email, password: TEST_PASSWORD })).status).not.toBe(302);
+        expect(told).not.toContain('can now sign in');
+        expect(told).toMatch(/Lagging User is added as viewer.*in a moment/);
+      });
+    });
+
+    it('a role change or a disable that the list does not show yet says it is saved, not that the list shows it', async () => {
+      await admin.get('/users');
+      const { viewer } = app.userIds;
+      await withProjectionsStopped(async () => {
+        const changed = await admin.postForm(`/users/${viewer}/role`, {
+          role: 'editor',
+          _idempotency_key: randomUUID(),
+        });
+        expect(flashOf(changed)).toBe(
+          'Test viewer is now editor. It is saved; the list will show it in a moment.',
+        );
+        const disabled = await admin.postForm(`/users/${viewer}/disable`, { _idempotency_key: randomUUID() });
+        expect(flashOf(disabled)).toBe(
+          'Test viewer is disabled. It is saved; the list will show it in a moment.',
+        );
+        const enabled = await admin.postForm(`/users/${viewer}/enable`, { _idempotency_key: randomUUID() });
+        expect(flashOf(enabled)).toBe(
+          'Test viewer is enabled. It is saved; the list will show it in a moment.',
+        );
+      });
+      // Caught up, the same answers say only what happened.
+      const back = await admin.postForm(`/users/${viewer}/role`, {
+        role: 'viewer',
+        _idempotency_key: randomUUID(),
+      });
+      expect(flashOf(back)).toBe('Test viewer is now viewer.');
+    });
   });
 });

@@ -13,7 +13,12 @@ import { findCompetitor } from '#projections/competitor-list/competitor-list.que
 import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
-import { changeNotice, dispatchAndWaitVisible, unconfirmedChange } from '../../commands.server.ts';
+import {
+  changeNotice,
+  dispatchAndWaitVisible,
+  savedMessage,
+  unconfirmedChange,
+} from '../../commands.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
@@ -57,9 +62,6 @@ export async function loadCompetitor(deps: AppDeps, id: string | undefined) {
   if (!competitor) throw new NotFoundError('This competitor does not exist or was deleted.');
   return competitor;
 }
-
-const savedMessage = (visible: boolean, done: string) =>
-  visible ? done : `${done} It is saved; the list will show it in a moment.`;
 
 /**
  * The add and edit forms' POST: validate (re-render with a message per field and what was typed),

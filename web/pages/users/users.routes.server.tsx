@@ -53,16 +53,28 @@ export const userRoutes: RouteDef[] = [
     const rerender = (errors: Record<string, string>) =>
       renderHtml(ctx, <NewUserPage page={pageContext(ctx)} values={values} errors={errors} />, 400);
     if (!parsed.success) return rerender(fieldErrors(parsed.error));
+    // Sign-in reads the user list: until it shows the new user, they cannot sign in yet.
+    let visible = false;
     const { outcome } = await createAccount(
       deps.db.pool,
-      async (command) => (await dispatchAndWaitVisible(ctx, deps, command, ['user-list'])).outcome,
+      async (command) => {
+        const result = await dispatchAndWaitVisible(ctx, deps, command, ['user-list']);
+        visible = result.visible;
+        return result.outcome;
+      },
       { ...parsed.data, userId: idempotencyKey(ctx) },
     );
     if (outcome?.status === 'rejected') return rerender(outcome.fields ?? { _form: outcome.message });
+    const { displayName: name, role: as } = parsed.data;
     addFlash(
       ctx,
       outcome
-        ? { kind: 'success', text: `${parsed.data.displayName} can now sign in as ${parsed.data.role}.` }
+        ? {
+            kind: 'success',
+            text: visible
+              ? `${name} can now sign in as ${as}.`
+              : `${name} is added as ${as}; they can sign in in a moment, once the user list shows them.`,
+          }
         : { kind: 'info', text: unconfirmedChange(ctx) },
     );
     ctx.redirect('/users');
@@ -74,13 +86,13 @@ export const userRoutes: RouteDef[] = [
     if (!parsed.success) throw new ValidationError('Role must be viewer, editor or admin.');
     const user = await findUser(deps.db.pool, id);
     if (!user) throw new NotFoundError('No such user.');
-    const { outcome } = await dispatchAndWaitVisible(
+    const { outcome, visible } = await dispatchAndWaitVisible(
       ctx,
       deps,
       { type: 'ChangeUserRole', payload: { userId: id, role: parsed.data } },
       ['user-list'],
     );
-    addFlash(ctx, changeNotice(ctx, outcome, `${user.displayName} is now ${parsed.data}.`));
+    addFlash(ctx, changeNotice(ctx, outcome, `${user.displayName} is now ${parsed.data}.`, visible));
     ctx.redirect('/users');
   }),
 
@@ -90,12 +102,15 @@ export const userRoutes: RouteDef[] = [
       const user = await findUser(deps.db.pool, id);
       if (!user) throw new NotFoundError('No such user.');
       const type = verb === 'disable' ? 'DisableUser' : 'EnableUser';
-      const { outcome } = await dispatchAndWaitVisible(ctx, deps, { type, payload: { userId: id } }, [
-        'user-list',
-      ]);
+      const { outcome, visible } = await dispatchAndWaitVisible(
+        ctx,
+        deps,
+        { type, payload: { userId: id } },
+        ['user-list'],
+      );
       if (verb === 'disable' && outcome?.status === 'accepted')
         await deps.db.pool.query('DELETE FROM sessions WHERE user_id = $1', [id]);
-      addFlash(ctx, changeNotice(ctx, outcome, `${user.displayName} is ${verb}d.`));
+      addFlash(ctx, changeNotice(ctx, outcome, `${user.displayName} is ${verb}d.`, visible));
       ctx.redirect('/users');
     }),
   ),
