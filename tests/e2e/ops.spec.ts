@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { test as base, expect } from '@playwright/test';
+import { Redis } from 'ioredis';
+import { backendUrl, runs } from '#tests/support/environment.ts';
+import { signIn } from './support/sign-in.ts';
+import { startServer, type RunningServer } from './support/server.ts';
+
+/**
+ * /ops in a real browser. Its dead letters live on the command bus, so the server runs on Postgres and
+ * Redis, where a test can put one there (the embedded bus lives inside the server process).
+ */
+const prefix = `e2e-ops-${randomUUID().slice(0, 8)}:`;
+const test = base.extend<object, { server: RunningServer }>({
+  server: [
+    // eslint-disable-next-line no-empty-pattern
+    async ({}, provide) => {
+      const server = await startServer({
+        backend: 'postgres',
+        env: { REDIS_URL: backendUrl('redis'), REDIS_PREFIX: prefix },
+      });
+      try {
+        await provide(server);
+      } finally {
+        await server.stop();
+      }
+    },
+    { scope: 'worker', timeout: 150_000 },
+  ],
+});
+
+test.skip(!runs('postgres') || !runs('redis'), 'RIVALS_TEST_SKIP leaves out Postgres or Redis');
+
+/** A dead letter as a worker leaves it after too many failures; its bus id. */
+async function deadLetter(name: string): Promise<string> {
+  const redis = new Redis(backendUrl('redis'));
+  try {
+    const id = `${Date.now()}-0`;
+    const commandId = randomUUID();
+    const envelope = {
+      commandId,
+      correlationId: commandId,
+      actor: { id: 'system', name: 'System' },
+      at: new Date().toISOString(),
+      command: {
+        type: 'AddCompetitor',
+        payload: {
+          competitorId: randomUUID(),
+          name,
+          website: null,
+          segmentId: 'smb',
+          threat: 'low',
+          headquarters: null,
+        },
+      },
+    };
+    await redis.xadd(
+      `${prefix}commands:dead`,
+      '*',
+      'id',
+      id,
+      'envelope',
+      JSON.stringify(envelope),
+      'error',
+      'handler threw: boom',
+      'deliveryCount',
+      '5',
+    );
+    return id;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+test('Retry confirmed while the page refreshes itself is sent, not dropped', async ({ page, server }) => {
+  const name = `Dead ${randomUUID().slice(0, 8)}`;
+  const id = await deadLetter(name);
+  await signIn(page, server.url);
+  await page.goto(`${server.url}/ops`);
+  await expect(page.getByRole('cell', { name: /AddCompetitor/ })).toBeVisible();
+
+  // The next self-refresh of the status region is slow (a busy server): it lands while the dialog is open.
+  let refreshed!: () => void;
+  const landed = new Promise<void>((resolve) => (refreshed = resolve));
+  await page.route(`${server.url}/ops`, async (route) => {
+    if (route.request().headers()['x-requested-with'] !== 'XMLHttpRequest') return route.continue();
+    const response = await route.fetch();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await route.fulfill({ response });
+    refreshed();
+  });
+  await page.waitForRequest(
+    (r) => r.url() === `${server.url}/ops` && r.headers()['x-requested-with'] === 'XMLHttpRequest',
+  );
+  await page.getByRole('button', { name: 'Retry' }).click();
+  await expect(page.getByRole('dialog')).toContainText('It is sent to the workers once more.');
+  await landed;
+  await page.waitForTimeout(200);
+  const retried = page.waitForRequest(
+    (r) => r.method() === 'POST' && r.url() === `${server.url}/ops/dead-letters/${id}/retry`,
+    { timeout: 5_000 },
+  );
+  await page.getByRole('button', { name: 'Yes, retry it' }).click();
+  await retried;
+  await expect(page.getByText('Sent AddCompetitor to the workers again.')).toBeVisible();
+  await page.goto(`${server.url}/competitors?search=${encodeURIComponent(name)}&sort=&page=1&perPage=15`);
+  await expect(page.getByRole('cell', { name, exact: true })).toBeVisible();
+});
