@@ -11,7 +11,7 @@ import { readinessChecks, readinessLogger } from './readiness-checks.server.ts';
 /** Liveness, readiness (database, Redis when configured, projection lag, background work) and Prometheus metrics. */
 export function healthRoutes(
   router: Router,
-  deps: Pick<AppDeps, 'db' | 'redis' | 'readiness' | 'config' | 'log'>,
+  deps: Pick<AppDeps, 'db' | 'redis' | 'bus' | 'readiness' | 'config' | 'log'>,
   metrics: Metrics,
 ): void {
   router.get('/healthz', (ctx) => {
@@ -66,6 +66,11 @@ export function healthRoutes(
       registers: [metrics.registry],
     }),
   };
+  const deadLetters = new Gauge({
+    name: 'rivals_dead_letters',
+    help: 'Commands the workers gave up on, waiting for an operator (Retry or Discard on /ops)',
+    registers: [metrics.registry],
+  });
   const inbox = new CommandInbox(deps.db.pool);
   const readLag = async () => {
     for (const lag of await projectionLags(deps.db.pool)) {
@@ -76,6 +81,7 @@ export function healthRoutes(
     backlogGauges.count.set(backlog.count);
     backlogGauges.oldest.set(backlog.oldestSeconds);
   };
+  const readDeadLetters = async () => deadLetters.set(await deps.bus.deadLetterCount());
 
   router.get('/metrics', async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
@@ -88,7 +94,7 @@ export function healthRoutes(
       throw new UnauthorizedError('Metrics need the operator token: Authorization: Bearer <METRICS_TOKEN>.');
     }
     // Only once the token is checked: a request without it (or with /metrics off) costs no database query.
-    await readLag().catch(() => undefined);
+    await Promise.all([readLag().catch(() => undefined), readDeadLetters().catch(() => undefined)]);
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();
   });

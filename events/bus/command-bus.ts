@@ -50,6 +50,8 @@ export interface CommandBus {
    */
   deadLetterInvalid(delivery: Delivery): Promise<void>;
   deadLetters(limit?: number): Promise<DeadLetter[]>;
+  /** How many dead letters there are (`deadLetters` lists only the newest). */
+  deadLetterCount(): Promise<number>;
   /** The dead letter with this id, if it is still there. */
   findDeadLetter(id: string): Promise<DeadLetter | undefined>;
   /**

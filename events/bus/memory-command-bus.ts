@@ -88,6 +88,10 @@ export class MemoryCommandBus implements CommandBus {
     return limit > 0 ? this.dead.slice(-limit) : [];
   }
 
+  async deadLetterCount(): Promise<number> {
+    return this.dead.length;
+  }
+
   async findDeadLetter(id: string): Promise<DeadLetter | undefined> {
     return this.dead.find((d) => d.id === id);
   }

@@ -166,6 +166,10 @@ export class RedisCommandBus implements CommandBus {
     return entries.reverse().map(([, fields]) => toDeadLetter(fields));
   }
 
+  async deadLetterCount(): Promise<number> {
+    return this.redis.xlen(this.deadStream);
+  }
+
   async findDeadLetter(id: string): Promise<DeadLetter | undefined> {
     return (await this.findDead(id))?.letter;
   }

@@ -342,6 +342,7 @@ for (const implementation of implementations) {
         const bus = await harness.connect();
         const other = await harness.connect();
         expect(await bus.deadLetters()).toEqual([]);
+        expect(await bus.deadLetterCount()).toBe(0);
         const sent = envelopes(2);
         const ids = await sendAll(bus, sent);
 
@@ -366,6 +367,7 @@ for (const implementation of implementations) {
           { id: ids[1], envelope: sent[1], error: 'still failing', deliveryCount: 2 },
         ]);
         expect(await bus.deadLetters(1)).toEqual([dead[1]]);
+        expect(await bus.deadLetterCount()).toBe(2);
 
         await sleep(PAST_CLAIM_IDLE_MS);
         expect(await bus.read('c3', { blockMs: BLOCK_MS })).toEqual([]);

@@ -28,7 +28,14 @@ function flashOf(response: Response): string {
  * property over the class's method), while `work` runs.
  */
 async function withBusDown<T>(bus: CommandBus, work: () => Promise<T>): Promise<T> {
-  const names = ['deadLetters', 'pendingCount', 'findDeadLetter', 'retryDeadLetter', 'discardDeadLetter'];
+  const names = [
+    'deadLetters',
+    'deadLetterCount',
+    'pendingCount',
+    'findDeadLetter',
+    'retryDeadLetter',
+    'discardDeadLetter',
+  ];
   const down = () => Promise.reject(new Error('Command timed out'));
   Object.assign(bus, Object.fromEntries(names.map((name) => [name, down])));
   try {
@@ -101,6 +108,25 @@ describe.each(securityBackends)('operator and admin surfaces on %s', (backend) =
     ).text();
     expect(metrics).toMatch(/^rivals_commands_unhandled [1-9]\d*$/m);
     expect(metrics).toMatch(/^rivals_commands_unhandled_oldest_seconds [\d.e+-]+$/m);
+  });
+
+  it('/ops and /metrics say how many dead letters there are when more than the page lists', async () => {
+    const bus = app.runtime.bus;
+    const ids: string[] = [];
+    try {
+      for (let i = 0; i < 55; i++) ids.push(await deadLetter());
+      const total = (await bus.deadLetters(10_000)).length;
+      expect(total).toBeGreaterThanOrEqual(55);
+      const page = await admin.get('/ops');
+      const text = await messageOf(page);
+      expect(text).toContain(`The newest 50 of ${total} dead letters are listed`);
+      const metrics = await (
+        await fetch(`${app.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })
+      ).text();
+      expect(metrics).toMatch(new RegExp(`^rivals_dead_letters ${total}$`, 'm'));
+    } finally {
+      for (const id of ids) await bus.discardDeadLetter(id);
+    }
   });
 
   describe('while the user list is behind the log', () => {

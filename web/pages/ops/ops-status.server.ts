@@ -4,14 +4,21 @@ import { recordedLetterActions } from '#services/operations/dead-letter-actions.
 import type { AppDeps } from '../../app-deps.server.ts';
 import type { OpsStatus } from './ops.page.tsx';
 
+/** Dead letters listed on /ops, newest first; the page says how many more there are. */
+const DEAD_LETTERS_LISTED = 50;
+
 /**
  * The command bus's part of /ops, or undefined when the bus does not answer (Redis down or restarting):
  * that is when an operator most needs the rest of the page, so it is shown without this part.
  */
 async function busStatus(deps: AppDeps) {
   try {
-    const [deadLetters, pending] = await Promise.all([deps.bus.deadLetters(50), deps.bus.pendingCount()]);
-    return { deadLetters, pending };
+    const [deadLetters, deadLetterCount, pending] = await Promise.all([
+      deps.bus.deadLetters(DEAD_LETTERS_LISTED),
+      deps.bus.deadLetterCount(),
+      deps.bus.pendingCount(),
+    ]);
+    return { deadLetters, deadLetterCount, pending };
   } catch (error) {
     deps.log.warn({ err: error }, '/ops: the command bus did not answer');
     return undefined;
@@ -47,6 +54,7 @@ export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
     // The inbox, not the bus: it holds what the bus lost and what no worker has read.
     backlog: await new CommandInbox(pool).backlog(),
     deadLetters: bus?.deadLetters,
+    deadLetterCount: bus?.deadLetterCount ?? 0,
     unfinished: Object.fromEntries(await recordedLetterActions(pool, bus?.deadLetters ?? [])),
     eventsLastMinute: perMinute.at(-1) ?? 0,
     eventsLastHour: perMinute.reduce((a, b) => a + b, 0),

@@ -22,6 +22,8 @@ export interface OpsStatus {
   /** Changes accepted (in the inbox) and not handled yet, and how long the oldest has waited. */
   backlog: { count: number; oldestSeconds: number };
   deadLetters: DeadLetter[] | undefined;
+  /** All dead letters, of which `deadLetters` are the newest. */
+  deadLetterCount: number;
   /** Dead letters (by id) whose Retry or Discard is recorded but not yet carried out on the bus. */
   unfinished: Record<string, 'retry' | 'discard'>;
   eventsLastMinute: number;
@@ -174,33 +176,40 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
       ) : status.deadLetters.length === 0 ? (
         <p className="field__hint">None: every command was handled.</p>
       ) : (
-        <table className="simple-table">
-          <ColumnHeads names={['Command', 'Error', 'Attempts', 'Actions']} />
-          <tbody>
-            {status.deadLetters.map((d) => (
-              <tr key={d.id}>
-                <td>
-                  <code>{d.envelope?.command.type ?? 'unreadable entry'}</code>
-                  {d.envelope ? (
-                    <div className="field__hint">
-                      by {d.envelope.actor.name}, {formatTime(d.envelope.at)}
-                    </div>
-                  ) : null}
-                </td>
-                <td>{d.error}</td>
-                <td>{d.deliveryCount}</td>
-                <td>
-                  {status.unfinished[d.id] ? (
-                    <p className="field__hint" role="status">
-                      {`${status.unfinished[d.id] === 'retry' ? 'Retry' : 'Discard'} recorded, not carried out: the command bus did not answer. Either button finishes it.`}
-                    </p>
-                  ) : null}
-                  <DeadLetterActions letter={d} csrfToken={csrfToken} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <>
+          {status.deadLetterCount > status.deadLetters.length ? (
+            <p className="field__hint" role="status">
+              {`The newest ${n(status.deadLetters.length)} of ${n(status.deadLetterCount)} dead letters are listed; retry or discard them to see the older ones.`}
+            </p>
+          ) : null}
+          <table className="simple-table">
+            <ColumnHeads names={['Command', 'Error', 'Attempts', 'Actions']} />
+            <tbody>
+              {status.deadLetters.map((d) => (
+                <tr key={d.id}>
+                  <td>
+                    <code>{d.envelope?.command.type ?? 'unreadable entry'}</code>
+                    {d.envelope ? (
+                      <div className="field__hint">
+                        by {d.envelope.actor.name}, {formatTime(d.envelope.at)}
+                      </div>
+                    ) : null}
+                  </td>
+                  <td>{d.error}</td>
+                  <td>{d.deliveryCount}</td>
+                  <td>
+                    {status.unfinished[d.id] ? (
+                      <p className="field__hint" role="status">
+                        {`${status.unfinished[d.id] === 'retry' ? 'Retry' : 'Discard'} recorded, not carried out: the command bus did not answer. Either button finishes it.`}
+                      </p>
+                    ) : null}
+                    <DeadLetterActions letter={d} csrfToken={csrfToken} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
       )}
     </div>
   );
