@@ -4,7 +4,7 @@ import type { CommandBus } from '#events/bus/command-bus.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { TEST_PASSWORD } from '#tests/support/test-app.ts';
 import { TestClient } from '#tests/support/test-client.ts';
-import { eventCount, messageOf } from './support/helpers.ts';
+import { eventCount, freshUser, messageOf } from './support/helpers.ts';
 import {
   METRICS_TOKEN,
   securityBackends,
@@ -127,6 +127,30 @@ describe.each(securityBackends)('operator and admin surfaces on %s', (backend) =
     } finally {
       for (const id of ids) await bus.discardDeadLetter(id);
     }
+  });
+
+  it('an admin who makes themselves an editor lands on a page they may see, told what happened', async () => {
+    // Another admin stays (the test admin), so the change is allowed; the form is offered on one's own row.
+    const self = await freshUser(app, 'admin', 'self-demoting');
+    await self.client.get('/users');
+    const demoted = await self.client.postForm(`/users/${self.id}/role`, {
+      role: 'editor',
+      _idempotency_key: randomUUID(),
+    });
+    expect(demoted.status).toBe(302);
+    expect(flashOf(demoted)).toBe('Throwaway self-demoting is now editor.');
+    const location = demoted.headers.get('location') ?? '';
+    const landing = await self.client.get(location);
+    expect(landing.status, location).toBe(200);
+    expect(await messageOf(landing)).toContain('Throwaway self-demoting is now editor.');
+    // Another admin's demotion still returns to the users list.
+    await admin.get('/users');
+    const other = await freshUser(app, 'admin', 'demoted-by-admin');
+    const answer = await admin.postForm(`/users/${other.id}/role`, {
+      role: 'viewer',
+      _idempotency_key: randomUUID(),
+    });
+    expect(answer.headers.get('location')).toBe('/users');
   });
 
   describe('while the user list is behind the log', () => {

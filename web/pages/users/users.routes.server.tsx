@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { email, displayName, role } from '#events/user/fields.ts';
+import { can } from '#events/user/permissions.ts';
 import { NotFoundError, ValidationError } from '#infra/errors.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
 import { findUser, listUsers, userSortColumns } from '#projections/user-list/user-list.queries.ts';
@@ -11,6 +12,7 @@ import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import { fieldErrors, formValues } from '../../zod-form.server.ts';
+import type { SessionUser } from '../page-context.ts';
 import { NewUserPage, UsersPage, UsersTable } from './users.page.tsx';
 
 const newUserForm = z.object({
@@ -93,7 +95,12 @@ export const userRoutes: RouteDef[] = [
       ['user-list'],
     );
     addFlash(ctx, changeNotice(ctx, outcome, `${user.displayName} is now ${parsed.data}.`, visible));
-    ctx.redirect('/users');
+    // An admin who gave up their own admin role may no longer see /users: they go where they may.
+    const gaveUpUsers =
+      id === (ctx.state.user as SessionUser).id &&
+      outcome?.status === 'accepted' &&
+      !can(parsed.data, 'users.view');
+    ctx.redirect(gaveUpUsers ? '/competitors' : '/users');
   }),
 
   ...(['disable', 'enable'] as const).map((verb) =>
