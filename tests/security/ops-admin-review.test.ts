@@ -153,6 +153,31 @@ describe.each(securityBackends)('operator and admin surfaces on %s', (backend) =
     expect(answer.headers.get('location')).toBe('/users');
   });
 
+  it('/metrics does not repeat the last figures when it cannot read them: lag left out, counts NaN', async () => {
+    const scrape = async () =>
+      (await fetch(`${app.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const known = (metrics: string) =>
+      /^rivals_projection_lag_events\{/m.test(metrics) &&
+      /^rivals_commands_unhandled \d/m.test(metrics) &&
+      /^rivals_dead_letters \d/m.test(metrics);
+    expect(known(await scrape())).toBe(true);
+    // The database and the bus stop answering: the lag, backlog and dead-letter figures are unknown now.
+    const pool = app.db.pool as unknown as { query: (...args: unknown[]) => Promise<unknown> };
+    const query = pool.query;
+    const down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    pool.query = () => Promise.reject(down);
+    try {
+      const metrics = await withBusDown(app.runtime.bus, scrape);
+      expect(metrics).not.toMatch(/^rivals_projection_lag_(events|seconds)\{/m);
+      expect(metrics).toMatch(/^rivals_commands_unhandled nan$/im);
+      expect(metrics).toMatch(/^rivals_commands_unhandled_oldest_seconds nan$/im);
+      expect(metrics).toMatch(/^rivals_dead_letters nan$/im);
+    } finally {
+      pool.query = query;
+    }
+    expect(known(await scrape())).toBe(true);
+  });
+
   describe('while the user list is behind the log', () => {
     /** Runs `work` with the projections stopped, so no change becomes visible within the wait. */
     async function withProjectionsStopped<T>(work: () => Promise<T>): Promise<T> {
