@@ -4,7 +4,7 @@ import type { CommandBus } from '#events/bus/command-bus.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { TEST_PASSWORD } from '#tests/support/test-app.ts';
 import { TestClient } from '#tests/support/test-client.ts';
-import { eventCount, freshUser, messageOf } from './support/helpers.ts';
+import { eventCount, freshUser, messageOf, waitFor } from './support/helpers.ts';
 import {
   METRICS_TOKEN,
   securityBackends,
@@ -176,6 +176,32 @@ describe.each(securityBackends)('operator and admin surfaces on %s', (backend) =
       pool.query = query;
     }
     expect(known(await scrape())).toBe(true);
+  });
+
+  it('a retried dead letter that the bus then loses is sent again from the inbox, not lost', async () => {
+    const command = addCompetitorCommand(`Retried ${randomUUID().slice(0, 8)}`);
+    const letter = envelope(command);
+    // As a worker leaves a change it gave up on: accepted, dead-lettered, settled in the inbox.
+    expect((await app.runtime.inbox.admit(letter)).kind).toBe('admitted');
+    const id = String(700_000_000 + Math.floor(Math.random() * 100_000_000));
+    await app.runtime.bus.deadLetter({ id, envelope: letter, deliveryCount: 5 }, 'handler threw: boom');
+    await app.runtime.inbox.settle([letter.commandId]);
+    // The bus takes the letter out, then loses what it re-sent: Redis restarting without persistence
+    // before a worker read it (all workers down meanwhile), or the embedded bus's process dying.
+    const bus = app.runtime.bus;
+    Object.assign(bus, { retryDeadLetter: (letterId: string) => bus.discardDeadLetter(letterId) });
+    try {
+      await admin.get('/ops');
+      const retried = await admin.postForm(`/ops/dead-letters/${id}/retry`, {});
+      expect(flashOf(retried)).toBe('Sent AddCompetitor to the workers again.');
+    } finally {
+      delete (bus as unknown as Record<string, unknown>).retryDeadLetter;
+    }
+    // The operator was told it was sent: it is accepted again, so the workers re-send it and handle it.
+    const listed = async () =>
+      (await app.db.pool.query('SELECT 1 FROM competitor_list WHERE id = $1', [command.payload.competitorId]))
+        .rows.length === 1;
+    await waitFor(listed, 'the retried change to be re-sent from the inbox and handled', 30_000);
   });
 
   describe('while the user list is behind the log', () => {
