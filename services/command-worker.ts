@@ -18,6 +18,11 @@ export interface WorkerOptions {
   consumer: string;
   /** A command that failed this many deliveries goes to the dead letters (default 5). */
   maxDeliveries?: number;
+  /**
+   * How long the bus waits before it delivers a failed command again (its claim idle time, default
+   * 30 s): the inbox holds the command that long, so the sweeper does not put a second copy on the bus.
+   */
+  redeliveryMs?: number;
   /** Commands for different aggregates processed side by side (default 16). */
   concurrency?: number;
   /** Entries read per batch (default 100). */
@@ -129,7 +134,15 @@ export function startCommandWorker(options: WorkerOptions): Worker {
       },
       'command failed',
     );
-    if (delivery.deliveryCount >= maxDeliveries) {
+    if (delivery.deliveryCount < maxDeliveries) {
+      // Left unacknowledged: the bus delivers it again after its claim idle time, seen by a read that
+      // may block for up to blockMs first. Not re-sent by the sweeper meanwhile.
+      await options.inbox
+        ?.hold(envelope.commandId, (options.redeliveryMs ?? 30_000) + (options.blockMs ?? 2_000))
+        .catch((holdError: unknown) =>
+          log.warn({ err: holdError, commandId: envelope.commandId }, 'could not hold a failed command'),
+        );
+    } else {
       await bus.deadLetter(delivery, message);
       // Given up on: settled in the inbox (an operator's retry from the dead letters sends it again).
       settled.push(envelope.commandId);

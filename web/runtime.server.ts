@@ -65,7 +65,8 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
     const store = createEventStore(db.pool, eventRegistry);
     // One cache of folded aggregate states per process (only the worker decides commands).
     const route = createCommandRouter(store, { cache: new StateCache() });
-    const opened = await openBus(config, log, { instanceId, claimIdleMs: options.claimIdleMs });
+    const claimIdleMs = options.claimIdleMs ?? config.BUS_CLAIM_IDLE_MS;
+    const opened = await openBus(config, log, { instanceId, claimIdleMs });
     closers.push(() => opened.close());
     const { bus, results, redis } = opened;
     const inbox = new CommandInbox(db.pool);
@@ -81,7 +82,8 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       readiness: new Readiness(),
       close: closers.close,
     };
-    if (options.work ?? config.ROLE !== 'web') runtime.runner = await startWork(runtime, closers);
+    if (options.work ?? config.ROLE !== 'web')
+      runtime.runner = await startWork(runtime, closers, claimIdleMs);
     return runtime;
   } catch (error) {
     await closers.close();
@@ -121,7 +123,7 @@ async function keepStatisticsFresh(db: Database, log: Logger): Promise<() => Pro
  * The work of a worker process: the projection runner, the command worker and the inbox sweeper, each
  * reporting to readiness and metrics.
  */
-async function startWork(runtime: Runtime, closers: Closers): Promise<ProjectionRunner> {
+async function startWork(runtime: Runtime, closers: Closers, claimIdleMs: number): Promise<ProjectionRunner> {
   const { config, log, db, store, bus, results, route, inbox, readiness, metrics } = runtime;
   const runner = new ProjectionRunner({ db, store, projections: allProjections, log });
   // Read-your-writes in this process hears our own commits at once (others read them after the NOTIFY).
@@ -135,6 +137,7 @@ async function startWork(runtime: Runtime, closers: Closers): Promise<Projection
     log,
     consumer: runtime.instanceId,
     inbox,
+    redeliveryMs: claimIdleMs,
     // Our own runner is woken at once; the NOTIFY wakes the runners of other processes.
     onAppended: () => {
       runner.wake();

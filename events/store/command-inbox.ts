@@ -101,6 +101,20 @@ export class CommandInbox {
   }
 
   /**
+   * A command whose delivery failed, which the bus delivers again after `ms` (its claim idle time): the
+   * sweeper leaves it alone until `ms` after that. Re-sent meanwhile, it would be on the bus twice, and
+   * each copy of a command that keeps failing would end in the dead letters. If the bus loses it, the
+   * sweeper re-sends it once the hold is over.
+   */
+  async hold(commandId: string, ms: number): Promise<void> {
+    await this.db.query(
+      `UPDATE command_inbox SET resent_at = now() + make_interval(secs => $2::double precision / 1000)
+       WHERE command_id = $1 AND settled_at IS NULL`,
+      [commandId, ms],
+    );
+  }
+
+  /**
    * A command given up on that an operator sends to the workers again (Retry on /ops): in flight once
    * more, so the sweeper re-sends it if the bus loses it again, and its requester's retry waits for its
    * outcome. Counted from now. Nothing happens for a command that was never admitted here.

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandBus } from '#events/bus/command-bus.ts';
-import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
+import { loadConfig } from '#infra/config.ts';
+import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
+import { startRuntime } from '#web/runtime.server.ts';
+import { backendUrl } from '#tests/support/environment.ts';
+import { createTestDatabase } from '#tests/support/test-database.ts';
+import { addCompetitorCommand, envelope, silentLog } from '#tests/support/runtime-pieces.ts';
 import { TEST_PASSWORD } from '#tests/support/test-app.ts';
 import { TestClient } from '#tests/support/test-client.ts';
 import { eventCount, freshUser, messageOf, waitFor } from './support/helpers.ts';
@@ -266,5 +271,56 @@ describe.each(securityBackends)('operator and admin surfaces on %s', (backend) =
       });
       expect(flashOf(back)).toBe('Test viewer is now viewer.');
     });
+  });
+});
+
+describe.each(securityBackends)('a change that keeps failing, on %s', (backend) => {
+  it('is listed once in the dead letters, not once per copy the inbox sweeper re-sent meanwhile', async () => {
+    const db = await createTestDatabase(backend === 'embedded' ? 'embedded' : 'postgres', { poolSize: 5 });
+    const prefix = `test-failing-${randomUUID().slice(0, 8)}:`;
+    // The defaults' proportions, faster: the bus redelivers a failed command after 600 ms (30 s), the
+    // sweeper re-sends what the inbox holds unsettled after 200 ms (10 s).
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      SESSION_SECRET: 's'.repeat(40),
+      INBOX_RESEND_AFTER_MS: '200',
+      ...(backend === 'postgres+redis'
+        ? { DATABASE_URL: db.url, REDIS_URL: backendUrl('redis'), REDIS_PREFIX: prefix }
+        : {}),
+    });
+    const runtime = await startRuntime(config, silentLog, {
+      purpose: 'failing change',
+      db,
+      claimIdleMs: 600,
+    });
+    try {
+      await bootstrapContent(runtime.store, runtime.route, { demoData: false });
+      const commandId = randomUUID();
+      const store = runtime.store;
+      const append = store.append.bind(store);
+      store.append = (stream, events, version, id, metadata) =>
+        id === commandId
+          ? Promise.reject(new Error('handler threw: boom'))
+          : append(stream, events, version, id, metadata);
+      const sent = await runtime.gateway.dispatch(
+        addCompetitorCommand(`Failing ${randomUUID().slice(0, 8)}`),
+        { id: 'someone', name: 'Someone' },
+        { commandId, timeoutMs: 100 },
+      );
+      expect(sent.outcome).toBeUndefined();
+      const letters = async () =>
+        (await runtime.bus.deadLetters(1_000)).filter((d) => d.envelope?.commandId === commandId).length;
+      await waitFor(async () => (await letters()) > 0, 'the change to reach the dead letters', 30_000);
+      // Long enough for every copy on the bus to fail its five deliveries too.
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      expect(await letters()).toBe(1);
+    } finally {
+      await runtime.close();
+      if (runtime.redis) {
+        const keys = await runtime.redis.keys(`${prefix}*`).catch(() => [] as string[]);
+        if (keys.length > 0) await runtime.redis.del(...keys).catch(() => undefined);
+      }
+      await db.drop();
+    }
   });
 });
