@@ -105,3 +105,30 @@ test('Retry confirmed while the page refreshes itself is sent, not dropped', asy
   await page.goto(`${server.url}/competitors?search=${encodeURIComponent(name)}&sort=&page=1&perPage=15`);
   await expect(page.getByRole('cell', { name, exact: true })).toBeVisible();
 });
+
+test('when the self-refresh stops working, /ops says its figures are no longer current', async ({
+  page,
+  server,
+}) => {
+  await signIn(page, server.url);
+  await page.goto(`${server.url}/ops`);
+  await expect(page.getByRole('heading', { name: 'Projections' })).toBeVisible();
+  const notice = page.getByText(/stopped updating/);
+  await expect(notice).toHaveCount(0);
+  // The server stops answering the refresh (down, or the network between): the last figures stay.
+  const refresh = (url: URL) => url.pathname === '/ops';
+  await page.route(refresh, (route) =>
+    route.request().headers()['x-requested-with'] === 'XMLHttpRequest'
+      ? route.abort('failed')
+      : route.continue(),
+  );
+  await expect(notice).toBeVisible({ timeout: 12_000 });
+  await expect(notice).toContainText('the server did not answer');
+  // Answering again: the notice goes.
+  await page.unroute(refresh);
+  await expect(notice).toHaveCount(0, { timeout: 12_000 });
+  // Answering, but no longer for this person (signed out elsewhere): said so, with what to do.
+  await page.context().clearCookies();
+  await expect(notice).toBeVisible({ timeout: 12_000 });
+  await expect(notice).toContainText('Reload the page');
+});

@@ -38,10 +38,43 @@ export function installActionConfirmation(): void {
   });
 }
 
+/** Why a refresh failed, in words, and what to do; undefined when it worked. */
+function refreshProblem(response: Response | undefined, every: number): string | undefined {
+  if (response?.ok) return undefined;
+  const again = `This page tries again every ${Math.round(every / 1000)} s.`;
+  if (!response) return `the server did not answer. ${again}`;
+  if (response.status === 401 || response.status === 403)
+    return 'you are signed out, or may no longer see this page. Reload the page.';
+  return `the server answered ${response.status}. ${again}`;
+}
+
+/**
+ * Says above the region that its figures stopped updating, since when and why (kept from the first
+ * failure while the reason stays the same), or removes that once a refresh works again.
+ */
+function showStale(region: HTMLElement, problem: string | undefined): void {
+  const id = `${region.id}-stale`;
+  let notice = document.getElementById(id);
+  if (!problem) return notice?.remove();
+  if (notice?.dataset.problem === problem) return;
+  if (!notice) {
+    notice = document.createElement('p');
+    notice.id = id;
+    notice.className = 'field__error';
+    notice.setAttribute('role', 'status');
+    region.before(notice);
+  }
+  const since = notice.dataset.since ?? `${new Date().toISOString().slice(11, 19)} UTC`;
+  notice.dataset.since = since;
+  notice.dataset.problem = problem;
+  notice.textContent = `The figures below stopped updating at ${since}: ${problem}`;
+}
+
 /**
  * Regions marked `data-refresh-every="ms"` are replaced by a fresh copy from the server that often
  * (the /ops status), skipped while a confirmation dialog is open or the tab is hidden; a copy that
- * arrives while one is open is dropped (the next one comes a few seconds later).
+ * arrives while one is open is dropped (the next one comes a few seconds later). While refreshing
+ * fails, the page says so: an operator must not take figures frozen by an outage for current ones.
  */
 export function installAutoRefresh(): void {
   const region = document.querySelector<HTMLElement>('[data-refresh-every]');
@@ -53,10 +86,11 @@ export function installAutoRefresh(): void {
     const response = await fetch(location.href, {
       headers: { 'X-Requested-With': 'XMLHttpRequest' },
       credentials: 'same-origin',
-    });
-    if (!response.ok) return;
-    const fresh = new DOMParser().parseFromString(await response.text(), 'text/html').getElementById(id);
+    }).catch(() => undefined);
     const current = document.getElementById(id);
+    if (current) showStale(current, refreshProblem(response, every));
+    if (!response?.ok) return;
+    const fresh = new DOMParser().parseFromString(await response.text(), 'text/html').getElementById(id);
     if (fresh && current && !answering()) current.replaceWith(document.importNode(fresh, true));
   };
   setInterval(() => void tick().catch((error: unknown) => console.error('Error refreshing:', error)), every);
