@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { commandEnvelopeSchema, commandSchema, type CommandEnvelope, type CommandType } from './command.ts';
+import {
+  commandEnvelopeSchema,
+  commandSchema,
+  isInstant,
+  type CommandEnvelope,
+  type CommandType,
+} from './command.ts';
 
 /**
  * The cheap check of a bus entry at the boundary. Parsing the whole envelope with zod costs about as much
@@ -39,8 +45,8 @@ const isText = (value: unknown, min: number, max: number): value is string =>
 export function checkEnvelopeShape(value: unknown): BusEnvelope | undefined {
   if (!isRecord(value)) return undefined;
   const { commandId, correlationId, actor, at, replyTo, command } = value;
-  if (!isText(commandId, 1, 100) || !isText(correlationId, 1, 100) || typeof at !== 'string')
-    return undefined;
+  if (!isText(commandId, 1, 100) || !isText(correlationId, 1, 100)) return undefined;
+  if (typeof at !== 'string' || !isInstant(at)) return undefined;
   if (!isRecord(actor) || !isText(actor.id, 1, Infinity) || !isText(actor.name, 1, Infinity))
     return undefined;
   if (replyTo !== undefined && typeof replyTo !== 'string') return undefined;

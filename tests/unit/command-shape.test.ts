@@ -24,6 +24,14 @@ const valid = {
 const oddValue = fc.oneof(
   fc.constantFrom(undefined, null, 0, 1, true, '', 'x', 'x'.repeat(100), 'x'.repeat(101), [], {}, ['a']),
   fc.constantFrom('AddCompetitor', 'NoSuchCommand', 'toString', '__proto__', 'constructor'),
+  // Times: the one form every writer sends, and near misses the database or a projection would refuse.
+  fc.constantFrom(
+    '2026-01-01T00:00:00.000Z',
+    '2026-02-30T00:00:00.000Z',
+    '2026-01-01T00:00:00Z',
+    '2026-01-01 00:00:00',
+    'tomorrow',
+  ),
   fc.string(),
 );
 
@@ -63,6 +71,18 @@ describe('the envelope shape check at the bus boundary', () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+
+  it('refuses a time the database would refuse or read differently, once stored', () => {
+    for (const at of [
+      'garbage',
+      '2026-02-30T00:00:00.000Z',
+      '2026-01-01T00:00:00Z',
+      '+010000-01-01T00:00:00.000Z',
+    ])
+      expect(checkEnvelopeShape({ ...valid, at }), at).toBeUndefined();
+    for (const at of ['2026-02-28T23:59:59.999Z', '0001-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z'])
+      expect(checkEnvelopeShape({ ...valid, at }), at).toBeDefined();
   });
 
   it('refuses non-objects', () => {
