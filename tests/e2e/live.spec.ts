@@ -170,6 +170,51 @@ test.describe('live updates', () => {
       await bob.close();
     }
   });
+
+  test('a delete confirmed while a live refresh replaced the table is still sent, and deletes', async ({
+    browser,
+    server,
+  }) => {
+    const alice = await browser.newContext();
+    const bob = await browser.newContext();
+    const ids: string[] = [];
+    try {
+      const a = await alice.newPage();
+      const b = await bob.newPage();
+      await signIn(a, server.url);
+      await signIn(b, server.url);
+      const stamp = Date.now();
+      const kept = `Confirm kept ${stamp}`;
+      const doomed = `Confirm doomed ${stamp}`;
+      ids.push(await addCompetitor(a, server.url, kept), await addCompetitor(a, server.url, doomed));
+      await b.goto(`${server.url}/competitors?search=${encodeURIComponent(`${stamp}`)}`);
+      await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
+
+      // Bob asks to delete one row; while the question is open, Alice's note on the other row
+      // refreshes his table (the region holding his form is replaced).
+      await b.getByRole('button', { name: `Delete ${doomed}`, exact: true }).click();
+      const dialog = b.getByRole('dialog');
+      await expect(dialog).toContainText('This action cannot be undone!');
+      await putNote(a, server.url, ids[0] ?? '', 'pricing', `Meanwhile ${stamp}`);
+      // (Under the modal dialog the table is hidden from the accessibility tree: found by its markup.)
+      await expect(
+        b.locator(`tr[data-row-id="${ids[0]}"] button[data-value="Meanwhile ${stamp}"]`),
+      ).toHaveCount(1);
+      await expect(dialog).toBeVisible();
+
+      await dialog.getByRole('button', { name: 'Yes, delete it!' }).click();
+      await expect(b.getByText(`${doomed} was deleted.`, { exact: true })).toBeVisible();
+      ids.pop();
+      await b.goto(`${server.url}/competitors?search=${encodeURIComponent(`${stamp}`)}`);
+      await expect(b.getByRole('button', { name: `Delete ${doomed}`, exact: true })).toHaveCount(0);
+      await expect(b.getByRole('button', { name: `Delete ${kept}`, exact: true })).toHaveCount(1);
+    } finally {
+      const a = alice.pages()[0];
+      if (a) for (const id of ids) await deleteCompetitor(a, server.url, id);
+      await alice.close();
+      await bob.close();
+    }
+  });
 });
 
 /** Waits until the page has handled the live message at `position` (it records each once handled). */

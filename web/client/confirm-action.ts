@@ -1,3 +1,4 @@
+import { submitConfirmed } from './submit-confirmed.ts';
 import { sweetAlert } from './sweetalert.ts';
 
 /**
@@ -32,7 +33,7 @@ export function installActionConfirmation(): void {
         }),
       )
       .then((result) => {
-        if (result.isConfirmed && form.isConnected) form.submit();
+        if (result.isConfirmed) submitConfirmed(form);
       })
       .finally(() => asking--);
   });

@@ -1,3 +1,4 @@
+import { submitConfirmed } from './submit-confirmed.ts';
 import { sweetAlert } from './sweetalert.ts';
 
 /**
@@ -21,7 +22,7 @@ export function installDeleteConfirmation(): void {
         }),
       )
       .then((result) => {
-        if (result.isConfirmed) form.submit();
+        if (result.isConfirmed) submitConfirmed(form);
       });
   });
 }
