@@ -1,5 +1,5 @@
 import { expect, test } from './support/fixtures.ts';
-import type { Page } from '@playwright/test';
+import type { Browser, Page } from '@playwright/test';
 import { addCompetitor, deleteCompetitor, putNote } from './support/competitors.ts';
 import { signIn } from './support/sign-in.ts';
 import { trapXss } from './support/xss-trap.ts';
@@ -122,14 +122,7 @@ test.describe('live updates', () => {
     browser,
     server,
   }) => {
-    const alice = await browser.newContext();
-    const bob = await browser.newContext();
-    const ids: string[] = [];
-    try {
-      const a = await alice.newPage();
-      const b = await bob.newPage();
-      await signIn(a, server.url);
-      await signIn(b, server.url);
+    await withTwoSignedIn(browser, server.url, async (a, b, ids) => {
       const stamp = Date.now();
       // Sorted by name, descending, 10 a page: "zzzz…" is on page 1, "aaaa…" (after three "aaab…") is not.
       const top = await addCompetitor(a, server.url, `zzzz Live top ${stamp}`);
@@ -163,26 +156,14 @@ test.describe('live updates', () => {
       ).toHaveAttribute('data-value', `On page ${stamp}`);
       expect(await refreshes()).not.toBe(before);
       expect(reads).toHaveLength(1);
-    } finally {
-      const a = alice.pages()[0];
-      if (a) for (const id of ids) await deleteCompetitor(a, server.url, id);
-      await alice.close();
-      await bob.close();
-    }
+    });
   });
 
   test('a delete confirmed while a live refresh replaced the table is still sent, and deletes', async ({
     browser,
     server,
   }) => {
-    const alice = await browser.newContext();
-    const bob = await browser.newContext();
-    const ids: string[] = [];
-    try {
-      const a = await alice.newPage();
-      const b = await bob.newPage();
-      await signIn(a, server.url);
-      await signIn(b, server.url);
+    await withTwoSignedIn(browser, server.url, async (a, b, ids) => {
       const stamp = Date.now();
       const kept = `Confirm kept ${stamp}`;
       const doomed = `Confirm doomed ${stamp}`;
@@ -208,14 +189,35 @@ test.describe('live updates', () => {
       await b.goto(`${server.url}/competitors?search=${encodeURIComponent(`${stamp}`)}`);
       await expect(b.getByRole('button', { name: `Delete ${doomed}`, exact: true })).toHaveCount(0);
       await expect(b.getByRole('button', { name: `Delete ${kept}`, exact: true })).toHaveCount(1);
-    } finally {
-      const a = alice.pages()[0];
-      if (a) for (const id of ids) await deleteCompetitor(a, server.url, id);
-      await alice.close();
-      await bob.close();
-    }
+    });
   });
 });
+
+/**
+ * Alice and Bob, each signed in in a browser of their own; the competitors the test lists in `ids` are
+ * deleted afterwards, whatever happens, so other specs sharing the server keep their data.
+ */
+async function withTwoSignedIn(
+  browser: Browser,
+  url: string,
+  body: (a: Page, b: Page, ids: string[]) => Promise<void>,
+): Promise<void> {
+  const alice = await browser.newContext();
+  const bob = await browser.newContext();
+  const ids: string[] = [];
+  try {
+    const a = await alice.newPage();
+    const b = await bob.newPage();
+    await signIn(a, url);
+    await signIn(b, url);
+    await body(a, b, ids);
+  } finally {
+    const a = alice.pages()[0];
+    if (a) for (const id of ids) await deleteCompetitor(a, url, id);
+    await alice.close();
+    await bob.close();
+  }
+}
 
 /** Waits until the page has handled the live message at `position` (it records each once handled). */
 async function waitForPosition(page: Page, position: number): Promise<void> {
