@@ -50,7 +50,7 @@ export const changeNotice = (
   ctx: Context,
   outcome: Outcome | undefined,
   done: string,
-  visible = true,
+  visible: boolean,
 ): Flash =>
   outcome?.status === 'rejected'
     ? { kind: 'error', text: outcome.message }

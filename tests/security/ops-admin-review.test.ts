@@ -9,7 +9,7 @@ import { createTestDatabase } from '#tests/support/test-database.ts';
 import { addCompetitorCommand, envelope, silentLog } from '#tests/support/runtime-pieces.ts';
 import { TEST_PASSWORD } from '#tests/support/test-app.ts';
 import { TestClient } from '#tests/support/test-client.ts';
-import { eventCount, freshUser, messageOf, waitFor } from './support/helpers.ts';
+import { addCompetitorByForm, eventCount, freshUser, messageOf, waitFor } from './support/helpers.ts';
 import {
   METRICS_TOKEN,
   securityBackends,
@@ -270,6 +270,32 @@ describe.each(securityBackends)('operator and admin surfaces on %s', (backend) =
         _idempotency_key: randomUUID(),
       });
       expect(flashOf(back)).toBe('Test viewer is now viewer.');
+    });
+
+    it('a delete or a move button that the list does not show yet says it is saved, not done', async () => {
+      const name = `Lagging delete ${randomUUID().slice(0, 6)}`;
+      const id = await addCompetitorByForm(admin, name);
+      await waitFor(
+        async () =>
+          (await app.db.pool.query('SELECT 1 FROM competitor_list WHERE id = $1', [id])).rows.length === 1,
+        'the new competitor to be listed',
+      );
+      const ranking = await (await admin.get('/ranking')).text();
+      const version = /name="expect" value="(\d+)"/.exec(ranking)?.[1];
+      const move = /value="([a-z0-9-]+:down)"/.exec(ranking)?.[1];
+      expect(version && move, 'the ranking offers move buttons').toBeTruthy();
+      await withProjectionsStopped(async () => {
+        const moved = await admin.postForm('/ranking/move', {
+          move: move ?? '',
+          expect: version ?? '',
+          _idempotency_key: randomUUID(),
+        });
+        expect(flashOf(moved)).toMatch(/^Moved .+\. It is saved; the list will show it in a moment\.$/);
+        const deleted = await admin.postForm(`/competitors/${id}/delete`, {
+          _idempotency_key: randomUUID(),
+        });
+        expect(flashOf(deleted)).toBe(`${name} was deleted. It is saved; the list will show it in a moment.`);
+      });
     });
   });
 });

@@ -166,13 +166,13 @@ export const competitorFormRoutes: RouteDef[] = [
     const id = ctx.params.id ?? '';
     const c = await findCompetitor(deps.db.pool, id);
     if (!c && !idempotencyKey(ctx)) throw new NotFoundError('This competitor does not exist or was deleted.');
-    const { outcome } = await dispatchAndWaitVisible(
+    const { outcome, visible } = await dispatchAndWaitVisible(
       ctx,
       deps,
       { type: 'DeleteCompetitor', payload: { competitorId: id } },
       competitorReadModels,
     );
-    addFlash(ctx, changeNotice(ctx, outcome, `${c?.name ?? 'The competitor'} was deleted.`));
+    addFlash(ctx, changeNotice(ctx, outcome, `${c?.name ?? 'The competitor'} was deleted.`, visible));
     ctx.redirect('/competitors');
   }),
 ];

@@ -95,8 +95,8 @@ async function submitMove(
     addFlash(ctx, { kind: 'info', text: `${what} cannot move further that way.` });
     return ctx.redirect(back);
   }
-  const { outcome } = await dispatchAndWaitVisible(ctx, deps, command, orderingProjections);
-  addFlash(ctx, changeNotice(ctx, outcome, `Moved ${what}.`));
+  const { outcome, visible } = await dispatchAndWaitVisible(ctx, deps, command, orderingProjections);
+  addFlash(ctx, changeNotice(ctx, outcome, `Moved ${what}.`, visible));
   ctx.redirect(back);
 }
 
