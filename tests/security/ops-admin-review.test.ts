@@ -209,6 +209,21 @@ describe.each(securityBackends)('operator and admin surfaces on %s', (backend) =
     await waitFor(listed, 'the retried change to be re-sent from the inbox and handled', 30_000);
   });
 
+  it('an admin cannot disable their own account, even by a hand-made request', async () => {
+    const self = await freshUser(app, 'admin', 'self-disabling');
+    await self.client.get('/users');
+    const before = await eventCount(app, 'UserDisabled');
+    const answer = await self.client.postForm(`/users/${self.id}/disable`, {
+      _idempotency_key: randomUUID(),
+    });
+    expect(answer.status).toBe(400);
+    expect(await messageOf(answer)).toContain(
+      'You cannot disable your own account. Ask another admin to do it.',
+    );
+    expect(await eventCount(app, 'UserDisabled')).toBe(before);
+    expect((await self.client.get('/users')).status).toBe(200);
+  });
+
   describe('while the user list is behind the log', () => {
     /** Runs `work` with the projections stopped, so no change becomes visible within the wait. */
     async function withProjectionsStopped<T>(work: () => Promise<T>): Promise<T> {

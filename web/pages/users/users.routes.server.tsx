@@ -106,6 +106,9 @@ export const userRoutes: RouteDef[] = [
   ...(['disable', 'enable'] as const).map((verb) =>
     route('POST', `/users/:id/${verb}`, 'users.manage', async (ctx, deps) => {
       const id = userId(ctx);
+      // The page offers no Disable on your own row: disabling yourself ends your session mid-task.
+      if (verb === 'disable' && id === (ctx.state.user as SessionUser).id)
+        throw new ValidationError('You cannot disable your own account. Ask another admin to do it.');
       const user = await findUser(deps.db.pool, id);
       if (!user) throw new NotFoundError('No such user.');
       const type = verb === 'disable' ? 'DisableUser' : 'EnableUser';
