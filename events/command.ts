@@ -26,7 +26,6 @@ export const commandSchema = z.discriminatedUnion('type', [
 export type Command = z.infer<typeof commandSchema>;
 export type CommandType = Command['type'];
 
-/** A command as it travels on the bus: the command plus who, when, and where to answer. */
 /**
  * A time exactly as `Date#toISOString` writes it (every writer of an envelope does): the events and the
  * projections store it as a timestamp, so anything else (another format, 30 February) would be
@@ -40,6 +39,7 @@ export function isInstant(value: string): boolean {
   return !Number.isNaN(time) && new Date(time).toISOString() === value;
 }
 
+/** A command as it travels on the bus: the command plus who, when, and where to answer. */
 export const commandEnvelopeSchema = z.object({
   commandId: z.string().min(1).max(100),
   correlationId: z.string().min(1).max(100),

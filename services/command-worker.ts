@@ -135,10 +135,12 @@ export function startCommandWorker(options: WorkerOptions): Worker {
       'command failed',
     );
     if (delivery.deliveryCount < maxDeliveries) {
-      // Left unacknowledged: the bus delivers it again after its claim idle time, seen by a read that
-      // may block for up to blockMs first. Not re-sent by the sweeper meanwhile.
+      // Left unacknowledged: the bus delivers it again once it has been idle its claim idle time, at its
+      // next claim (the Redis bus claims every quarter of that time), seen by a read that may block for
+      // up to blockMs first. Not re-sent by the sweeper meanwhile.
+      const redelivery = options.redeliveryMs ?? 30_000;
       await options.inbox
-        ?.hold(envelope.commandId, (options.redeliveryMs ?? 30_000) + (options.blockMs ?? 2_000))
+        ?.hold(envelope.commandId, redelivery + redelivery / 4 + (options.blockMs ?? 2_000))
         .catch((holdError: unknown) =>
           log.warn({ err: holdError, commandId: envelope.commandId }, 'could not hold a failed command'),
         );

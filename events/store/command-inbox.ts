@@ -117,11 +117,13 @@ export class CommandInbox {
   /**
    * A command given up on that an operator sends to the workers again (Retry on /ops): in flight once
    * more, so the sweeper re-sends it if the bus loses it again, and its requester's retry waits for its
-   * outcome. Counted from now. Nothing happens for a command that was never admitted here.
+   * outcome. Accepted again, now: the backlog's age counts from the Retry (a week-old letter retried is
+   * not a week-old backlog). Nothing happens for a command that was never admitted here.
    */
   async reopen(commandId: string): Promise<void> {
     await this.db.query(
-      'UPDATE command_inbox SET settled_at = NULL, resent_at = now() WHERE command_id = $1 AND settled_at IS NOT NULL',
+      `UPDATE command_inbox SET settled_at = NULL, accepted_at = now(), resent_at = now()
+       WHERE command_id = $1 AND settled_at IS NOT NULL`,
       [commandId],
     );
   }

@@ -10,6 +10,8 @@ export interface Interruption {
   readonly signal: AbortSignal;
   /** The signal that asked to stop, if any. */
   readonly received: NodeJS.Signals | undefined;
+  /** Stops listening: from now on a signal ends the process at once, as by default. */
+  release(): void;
   /** Stops listening; if a signal asked to stop, ends the process as that signal would have. */
   end(): void;
 }
@@ -42,6 +44,7 @@ export function stopOnInterrupt(notice: (signal: NodeJS.Signals) => void): Inter
     get received() {
       return received;
     },
+    release: stopListening,
     end() {
       stopListening();
       if (received) process.kill(process.pid, received);

@@ -78,6 +78,26 @@ describe.each(setups)('command inbox on $name', ({ backend, redis }) => {
     }
   });
 
+  it('a command given up on and retried a week later counts as waiting since the retry', async () => {
+    const web = await startRuntime(config(), silentLog, { purpose: 'test', db, work: false });
+    try {
+      const command = addCompetitorCommand(`Retried late ${randomUUID().slice(0, 8)}`);
+      const { commandId } = await web.gateway.dispatch(command, testActor, { timeoutMs: 50 });
+      await web.inbox.settle([commandId]);
+      await db.pool.query(
+        `UPDATE command_inbox SET accepted_at = now() - interval '7 days' WHERE command_id = $1`,
+        [commandId],
+      );
+      await web.inbox.reopen(commandId);
+      const { count, oldestSeconds } = await web.inbox.backlog();
+      expect(count).toBe(1);
+      expect(oldestSeconds).toBeLessThan(60);
+      await web.inbox.settle([commandId]);
+    } finally {
+      await web.close();
+    }
+  });
+
   it('when the database cannot take the command, the caller hears 503 and nothing is stored', async () => {
     const web = await startRuntime(config(), silentLog, { purpose: 'test', db, work: false });
     try {

@@ -73,11 +73,17 @@ export async function callComponent(
   let last: ComponentAnswer | undefined;
   const started = Date.now();
   for (let attempt = 0; attempt <= RETRY_DELAYS_MS.length; attempt++) {
-    if (attempt > 0 && Date.now() - started >= GIVE_UP_AFTER_MS) break;
-    if (attempt > 0) await sleep(RETRY_DELAYS_MS[attempt - 1] ?? 0);
+    if (attempt > 0) {
+      await sleep(RETRY_DELAYS_MS[attempt - 1] ?? 0);
+      if (Date.now() - started >= GIVE_UP_AFTER_MS) break;
+    }
     const sent = await send(component, call, key);
     if (sent.status === 401 || sent.status === 403)
-      return afterSessionRefusal(sent.answer, () => send(component, call, key).then((again) => again.answer));
+      return afterSessionRefusal(
+        sent.answer,
+        () => send(component, call, key).then((again) => again.answer),
+        last !== undefined,
+      );
     if (!sent.retry) return sent.answer;
     last = sent.answer;
   }
@@ -136,16 +142,24 @@ const lost = (signal: AbortSignal): ComponentAnswer => ({
 
 /**
  * A call refused for its session (401: it ended; 403: among other reasons, a form token from before the
- * user signed in again in another tab). Nothing was changed. Signed in again as the same user, the page
+ * user signed in again in another tab). Nothing was changed by this attempt (an earlier one whose answer
+ * was lost may have been saved). Signed in again as the same user, the page
  * takes the new token and sends the call once more, with the same key; signed in as someone else, the
  * change is not made in their name.
  */
 async function afterSessionRefusal(
   answer: ComponentAnswer,
   resend: () => Promise<ComponentAnswer>,
+  earlierLost: boolean,
 ): Promise<ComponentAnswer> {
   const renewal = await renewSession();
   if (renewal.renewed) return resend();
+  // An earlier attempt may have been saved before the session changed: "not saved" would be a guess.
+  if (earlierLost) return { status: 'rejected', code: 'network', message: MAYBE_SAVED };
   if (renewal.message) return { status: 'rejected', code: 'session', message: renewal.message };
   return answer;
 }
+
+const MAYBE_SAVED =
+  'Your session changed while this change was on its way, and an earlier try got no answer: it may ' +
+  'have been saved. Reload the page to see, then make it again if it is missing.';
