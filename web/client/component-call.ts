@@ -77,9 +77,11 @@ export async function callComponent(
       await sleep(RETRY_DELAYS_MS[attempt - 1] ?? 0);
       if (Date.now() - started >= GIVE_UP_AFTER_MS) break;
     }
+    const token = csrfToken();
     const sent = await send(component, call, key);
     if (sent.status === 401 || sent.status === 403)
       return afterSessionRefusal(
+        token,
         sent.answer,
         () => send(component, call, key).then((again) => again.answer),
         last !== undefined,
@@ -148,11 +150,12 @@ const lost = (signal: AbortSignal): ComponentAnswer => ({
  * change is not made in their name.
  */
 async function afterSessionRefusal(
+  token: string,
   answer: ComponentAnswer,
   resend: () => Promise<ComponentAnswer>,
   earlierLost: boolean,
 ): Promise<ComponentAnswer> {
-  const renewal = await renewSession();
+  const renewal = await renewSession(token);
   if (renewal.renewed) return resend();
   // An earlier attempt may have been saved before the session changed: "not saved" would be a guess.
   if (earlierLost) return { status: 'rejected', code: 'network', message: MAYBE_SAVED };

@@ -21,8 +21,15 @@ const loadSignInPage = async (): Promise<Document | undefined> => {
   return response.ok ? new DOMParser().parseFromString(await response.text(), 'text/html') : undefined;
 };
 
-/** Looks at the browser's session now; takes its token when it is the page's user's. */
-export async function renewSession(load = loadSignInPage): Promise<Renewal> {
+/**
+ * Looks at the browser's session now; takes its token when it is the page's user's. `sent` is the token
+ * the refused call carried: a call refused alongside another finds the page renewed already, and may
+ * be resent with the token the other one took.
+ */
+export async function renewSession(
+  sent = metaContent(document, 'csrf-token'),
+  load = loadSignInPage,
+): Promise<Renewal> {
   const pageUser = metaContent(document, 'user-id');
   if (!pageUser) return { renewed: false };
   const fresh = await load().catch(() => undefined);
@@ -30,7 +37,7 @@ export async function renewSession(load = loadSignInPage): Promise<Renewal> {
   const token = fresh && metaContent(fresh, 'csrf-token');
   if (!userId || !token) return { renewed: false };
   if (userId !== pageUser) return { renewed: false, message: SIGNED_IN_AS_SOMEONE_ELSE };
-  if (token === metaContent(document, 'csrf-token')) return { renewed: false };
+  if (token === sent) return { renewed: false };
   // The page's forms post it too (delete, edit, move buttons).
   document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.setAttribute('content', token);
   for (const input of document.querySelectorAll<HTMLInputElement>('input[name="_csrf"]')) input.value = token;
