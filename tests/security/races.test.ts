@@ -606,11 +606,14 @@ describe.each(securityBackends)('racing changes on %s', (backend) => {
       const survivor = admins[0] === x.id ? x : y;
       // Alone now: demoting or disabling oneself, even both at once, is refused and changes nothing.
       await survivor.client.get('/users');
-      const own = await Promise.all([
+      const [demoted, disabled] = await Promise.all([
         survivor.client.postForm(`/users/${survivor.id}/role`, { role: 'viewer' }),
         survivor.client.postForm(`/users/${survivor.id}/disable`, {}),
       ]);
-      for (const answer of own) expect(flashOf(answer)).toMatch(/needs at least one active admin/);
+      expect(flashOf(demoted)).toMatch(/needs at least one active admin/);
+      // Nobody disables their own account (ops-admin-review), last admin or not.
+      expect(disabled.status).toBe(400);
+      expect(await messageOf(disabled)).toContain('You cannot disable your own account.');
       expect(await activeAdmins()).toEqual([survivor.id]);
     });
     await expectConsistent();
