@@ -236,6 +236,14 @@ test('signed in again as someone else in another tab: the open dialog does not s
   await expect(d.validation).toContainText('signed in as someone else');
   await expect(d.textarea).toHaveValue('Mine, not theirs');
   await expect(indicator(page, id, 'pricing')).toHaveAttribute('data-version', '0');
+  // Nor does the page go live again as them: its next head check (every 20 s) names someone else.
+  await expect(page.locator('html')).toHaveAttribute('data-live', 'disconnected');
+  const checked = await page.waitForResponse((r) => r.url().endsWith('/live/position'), { timeout: 30_000 });
+  expect(((await checked.json()) as { userId?: string }).userId).not.toBe(
+    await page.locator('meta[name="user-id"]').getAttribute('content'),
+  );
+  await page.waitForTimeout(1_000);
+  await expect(page.locator('html')).toHaveAttribute('data-live', 'disconnected');
 });
 
 test('the app restarting under an open table and note dialog: the save made during the outage is saved once, and the page catches up', async ({

@@ -56,7 +56,10 @@ export async function connectRealtime(): Promise<void> {
         headers: { Accept: 'application/json', 'X-Requested-With': 'XMLHttpRequest' },
       });
       if (!response.ok) return;
-      const { position } = (await response.json()) as { position: number };
+      const { position, userId } = (await response.json()) as { position: number; userId?: string };
+      // Signed in as someone else now (another tab): this page is not theirs; it stays as it is.
+      const pageUser = document.querySelector<HTMLMetaElement>('meta[name="user-id"]')?.content;
+      if (pageUser && userId !== pageUser) return;
       // Signed in (the position is for signed-in users only): a socket the server closed can open again.
       reopen();
       // The first check only learns where the page stands; later ones refetch when behind.
