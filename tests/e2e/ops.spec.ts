@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { test as base, expect } from '@playwright/test';
 import { Redis } from 'ioredis';
 import { backendUrl, runs } from '#tests/support/environment.ts';
+import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { signIn } from './support/sign-in.ts';
 import { startServer, type RunningServer } from './support/server.ts';
 
@@ -35,31 +36,16 @@ async function deadLetter(name: string): Promise<string> {
   const redis = new Redis(backendUrl('redis'));
   try {
     const id = `${Date.now()}-0`;
-    const commandId = randomUUID();
-    const envelope = {
-      commandId,
-      correlationId: commandId,
+    const letter = envelope(addCompetitorCommand(name, { threat: 'low' }), {
       actor: { id: 'system', name: 'System' },
-      at: new Date().toISOString(),
-      command: {
-        type: 'AddCompetitor',
-        payload: {
-          competitorId: randomUUID(),
-          name,
-          website: null,
-          segmentId: 'smb',
-          threat: 'low',
-          headquarters: null,
-        },
-      },
-    };
+    });
     await redis.xadd(
       `${prefix}commands:dead`,
       '*',
       'id',
       id,
       'envelope',
-      JSON.stringify(envelope),
+      JSON.stringify(letter),
       'error',
       'handler threw: boom',
       'deliveryCount',

@@ -9,24 +9,20 @@ import { createTestDatabase } from '#tests/support/test-database.ts';
 import { addCompetitorCommand, envelope, silentLog } from '#tests/support/runtime-pieces.ts';
 import { TEST_PASSWORD } from '#tests/support/test-app.ts';
 import { TestClient } from '#tests/support/test-client.ts';
-import { addCompetitorByForm, eventCount, freshUser, messageOf, waitFor } from './support/helpers.ts';
+import {
+  addCompetitorByForm,
+  eventCount,
+  flashOf,
+  freshUser,
+  messageOf,
+  waitFor,
+} from './support/helpers.ts';
 import {
   METRICS_TOKEN,
   securityBackends,
   startSecuritySuite,
   type SecurityApp,
 } from './support/security-app.ts';
-
-/** The flash messages a redirect answer set (read from its cookie). */
-function flashOf(response: Response): string {
-  for (const line of response.headers.getSetCookie()) {
-    const match = /^rivals_flash=([^.;]+)\./.exec(line);
-    if (!match?.[1]) continue;
-    const flashes = JSON.parse(Buffer.from(match[1], 'base64url').toString('utf8')) as { text: string }[];
-    return flashes.map((f) => f.text).join(' | ');
-  }
-  return '';
-}
 
 /**
  * The bus methods /ops and its actions use, failing as a Redis outage makes them fail (each an own

@@ -9,22 +9,12 @@ import {
   addCompetitorByForm,
   competitorForm,
   eventCount,
+  flashOf,
   freshUser,
   messageOf,
   waitFor,
 } from './support/helpers.ts';
 import { securityBackends, startSecuritySuite, type SecurityApp } from './support/security-app.ts';
-
-/** The flash messages a redirect answer set (read from its cookie, so concurrent answers stay apart). */
-function flashOf(response: Response): string {
-  for (const line of response.headers.getSetCookie()) {
-    const match = /^rivals_flash=([^.;]+)\./.exec(line);
-    if (!match?.[1]) continue;
-    const flashes = JSON.parse(Buffer.from(match[1], 'base64url').toString('utf8')) as { text: string }[];
-    return flashes.map((f) => f.text).join(' | ');
-  }
-  return '';
-}
 
 /**
  * Two users' (or two tabs') changes racing on every state change the product offers, on both backends:

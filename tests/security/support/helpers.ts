@@ -77,3 +77,14 @@ export async function addCompetitorByForm(client: TestClient, name: string): Pro
   expect(response.status, name).toBe(302);
   return key;
 }
+
+/** The flash messages a redirect answer set (read from its cookie, so concurrent answers stay apart). */
+export function flashOf(response: Response): string {
+  for (const line of response.headers.getSetCookie()) {
+    const match = /^rivals_flash=([^.;]+)\./.exec(line);
+    if (!match?.[1]) continue;
+    const flashes = JSON.parse(Buffer.from(match[1], 'base64url').toString('utf8')) as { text: string }[];
+    return flashes.map((f) => f.text).join(' | ');
+  }
+  return '';
+}
