@@ -4,6 +4,7 @@ import type { Logger } from '#infra/logger.ts';
 import type { Readiness } from '#infra/readiness.ts';
 import type { Redis } from '#infra/redis.ts';
 import type { CommandBus } from '#events/bus/command-bus.ts';
+import type { CommandInbox } from '#events/store/command-inbox.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import type { SearchPageCache } from '#projections/search-pages.ts';
 import type { ProjectionWatcher } from '#projections/watcher.ts';
@@ -20,6 +21,8 @@ export interface AppDeps {
   store: EventStore;
   gateway: CommandGateway;
   bus: CommandBus;
+  /** Every accepted command until it is handled (the backlog /ops and /metrics show). */
+  inbox: CommandInbox;
   watcher: ProjectionWatcher;
   redis: Redis | undefined;
   assets: Assets;

@@ -1,5 +1,4 @@
 import { Gauge, type Registry } from 'prom-client';
-import { CommandInbox } from '#events/store/command-inbox.ts';
 import { projectionLags } from '#projections/lag.ts';
 import type { AppDeps } from './app-deps.server.ts';
 
@@ -10,7 +9,10 @@ import type { AppDeps } from './app-deps.server.ts';
  * (database or bus down) is unknown in that scrape (left out, or NaN), not repeated from the last one:
  * a stale "lag 0" reads as healthy.
  */
-export function scrapeGauges(deps: Pick<AppDeps, 'db' | 'bus'>, registry: Registry): () => Promise<void> {
+export function scrapeGauges(
+  deps: Pick<AppDeps, 'db' | 'bus' | 'inbox'>,
+  registry: Registry,
+): () => Promise<void> {
   const gauge = (name: string, help: string, labelNames: string[] = []) =>
     new Gauge({ name, help, labelNames, registers: [registry] });
   const lagEvents = gauge(
@@ -32,7 +34,6 @@ export function scrapeGauges(deps: Pick<AppDeps, 'db' | 'bus'>, registry: Regist
     'rivals_dead_letters',
     'Commands the workers gave up on, waiting for an operator (Retry or Discard on /ops)',
   );
-  const inbox = new CommandInbox(deps.db.pool);
 
   /**
    * Runs `read`, which sets its gauges; when it fails, `unknown` says so for this scrape: a labelled
@@ -55,7 +56,7 @@ export function scrapeGauges(deps: Pick<AppDeps, 'db' | 'bus'>, registry: Regist
       ),
       refresh(
         async () => {
-          const backlog = await inbox.backlog();
+          const backlog = await deps.inbox.backlog();
           unhandled.set(backlog.count);
           unhandledOldest.set(backlog.oldestSeconds);
         },

@@ -1,4 +1,3 @@
-import { CommandInbox } from '#events/store/command-inbox.ts';
 import { projectionLags } from '#projections/lag.ts';
 import { recordedLetterActions } from '#services/operations/dead-letter-actions.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
@@ -52,7 +51,7 @@ export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
     })),
     pending: bus?.pending,
     // The inbox, not the bus: it holds what the bus lost and what no worker has read.
-    backlog: await new CommandInbox(pool).backlog(),
+    backlog: await deps.inbox.backlog(),
     deadLetters: bus?.deadLetters,
     deadLetterCount: bus?.deadLetterCount ?? 0,
     unfinished: Object.fromEntries(await recordedLetterActions(pool, bus?.deadLetters ?? [])),

@@ -1,6 +1,5 @@
 import type { RouterContext } from '@koa/router';
 import type { CommandBus } from '#events/bus/command-bus.ts';
-import { CommandInbox } from '#events/store/command-inbox.ts';
 import { ServiceUnavailableError } from '#infra/errors.ts';
 import { claimLetterAction, type LetterAction } from '#services/operations/dead-letter-actions.ts';
 import { addFlash } from '../../auth/flash.server.ts';
@@ -50,8 +49,7 @@ async function actOnLetter(ctx: RouterContext, deps: AppDeps, wanted: LetterActi
   const claim = await claimLetterAction(deps.store, letter, wanted, { id: user.id, name: user.name });
   if (claim.mine) await deps.store.notifyAppended();
   // Accepted again before it is re-sent: if the bus loses it, a worker re-sends it from the inbox.
-  if (claim.action === 'retry' && letter.envelope)
-    await new CommandInbox(deps.db.pool).reopen(letter.envelope.commandId);
+  if (claim.action === 'retry' && letter.envelope) await deps.inbox.reopen(letter.envelope.commandId);
   try {
     await carryOut(deps.bus, id, claim.action);
   } catch (error) {
