@@ -121,7 +121,11 @@ export function startCommandWorker(options: WorkerOptions): Worker {
     if (error instanceof InvalidCommandError) {
       // Passed the bus's shape check but not the full parse: dead-lettered as the bus does a malformed
       // entry (never retried, nobody answered: the gateway only sends commands that parse).
-      await bus.deadLetterInvalid(delivery);
+      await bus
+        .deadLetterInvalid(delivery)
+        .catch((deadLetterError: unknown) =>
+          log.warn({ err: deadLetterError }, 'could not record a dead letter; it comes back'),
+        );
       return;
     }
     const message = error instanceof Error ? error.message : String(error);
@@ -145,7 +149,13 @@ export function startCommandWorker(options: WorkerOptions): Worker {
           log.warn({ err: holdError, commandId: envelope.commandId }, 'could not hold a failed command'),
         );
     } else {
-      await bus.deadLetter(delivery, message);
+      try {
+        await bus.deadLetter(delivery, message);
+      } catch (deadLetterError) {
+        // Not recorded, so not acknowledged: it comes back, and is given up on again then.
+        log.warn({ err: deadLetterError, commandId: envelope.commandId }, 'could not record a dead letter');
+        return;
+      }
       // Given up on: settled in the inbox (an operator's retry from the dead letters sends it again).
       settled.push(envelope.commandId);
       const outcome: Outcome = {

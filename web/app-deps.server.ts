@@ -5,6 +5,7 @@ import type { Readiness } from '#infra/readiness.ts';
 import type { Redis } from '#infra/redis.ts';
 import type { CommandBus } from '#events/bus/command-bus.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
+import type { DeadLetterStore } from '#events/store/dead-letters.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import type { SearchPageCache } from '#projections/search-pages.ts';
 import type { ProjectionWatcher } from '#projections/watcher.ts';
@@ -23,6 +24,8 @@ export interface AppDeps {
   bus: CommandBus;
   /** Every accepted command until it is handled (the backlog /ops and /metrics show). */
   inbox: CommandInbox;
+  /** What the workers gave up on (/ops lists it; Retry and Discard act on it). */
+  deadLetters: DeadLetterStore;
   watcher: ProjectionWatcher;
   redis: Redis | undefined;
   assets: Assets;

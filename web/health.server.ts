@@ -9,7 +9,7 @@ import { scrapeGauges } from './scrape-gauges.server.ts';
 /** Liveness, readiness (database, Redis when configured, projection lag, background work) and Prometheus metrics. */
 export function healthRoutes(
   router: Router,
-  deps: Pick<AppDeps, 'db' | 'redis' | 'bus' | 'inbox' | 'readiness' | 'config' | 'log'>,
+  deps: Pick<AppDeps, 'db' | 'redis' | 'inbox' | 'deadLetters' | 'readiness' | 'config' | 'log'>,
   metrics: Metrics,
 ): void {
   router.get('/healthz', (ctx) => {

@@ -45,8 +45,12 @@ const routeParameters: Record<
     canonical: (value) => value.toLowerCase(),
   },
   component: { pattern: /^[a-z0-9-]{1,64}$/, notFound: 'There is no such component.' },
-  // A dead letter's bus entry id: a Redis stream id ("1700000000000-0") or the in-process bus's counter.
-  letterId: { pattern: /^\d{1,20}(-\d{1,20})?$/, notFound: 'There is no such dead letter.' },
+  // A dead letter's row id (a bigint: 18 digits always fit), without leading zeros.
+  letterId: {
+    pattern: /^\d{1,18}$/,
+    notFound: 'There is no such dead letter.',
+    canonical: (value) => BigInt(value).toString(),
+  },
 };
 
 export function validateRouteParams(params: Record<string, string | undefined>): void {

@@ -5,6 +5,7 @@ import type { CommandBus } from '#events/bus/command-bus.ts';
 import { openBus } from '#events/bus/open-bus.ts';
 import type { ResultChannel } from '#events/bus/result-channel.ts';
 import { CommandInbox } from '#events/store/command-inbox.ts';
+import { DeadLetterStore } from '#events/store/dead-letters.ts';
 import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import type { Config } from '#infra/config.ts';
 import type { Database } from '#infra/db/database.ts';
@@ -31,6 +32,8 @@ export interface Runtime {
   db: Database;
   store: EventStore;
   inbox: CommandInbox;
+  /** What the workers gave up on, until an operator retries or discards it (/ops). */
+  deadLetters: DeadLetterStore;
   bus: CommandBus;
   results: ResultChannel;
   /** Decides a command here and now (bootstrap, CLI, tests); requests go through `gateway` and the bus. */
@@ -66,7 +69,8 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
     // One cache of folded aggregate states per process (only the worker decides commands).
     const route = createCommandRouter(store, { cache: new StateCache() });
     const claimIdleMs = options.claimIdleMs ?? config.BUS_CLAIM_IDLE_MS;
-    const opened = await openBus(config, log, { instanceId, claimIdleMs });
+    const deadLetters = new DeadLetterStore(db.pool);
+    const opened = await openBus(config, log, { instanceId, claimIdleMs, letters: deadLetters });
     closers.push(() => opened.close());
     const { bus, results, redis } = opened;
     const inbox = new CommandInbox(db.pool);
@@ -76,7 +80,8 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
     closers.push(() => watcher.stop());
     if (db.kind === 'embedded') closers.push(await keepStatisticsFresh(db, log));
     const runtime: Runtime = {
-      ...{ config, log, instanceId, db, store, inbox, bus, results, route, gateway, watcher, redis },
+      ...{ config, log, instanceId, db, store, inbox, deadLetters, bus, results, route, gateway, watcher },
+      redis,
       runner: undefined,
       metrics: createMetrics(),
       readiness: new Readiness(),

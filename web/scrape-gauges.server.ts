@@ -10,7 +10,7 @@ import type { AppDeps } from './app-deps.server.ts';
  * a stale "lag 0" reads as healthy.
  */
 export function scrapeGauges(
-  deps: Pick<AppDeps, 'db' | 'bus' | 'inbox'>,
+  deps: Pick<AppDeps, 'db' | 'inbox' | 'deadLetters'>,
   registry: Registry,
 ): () => Promise<void> {
   const gauge = (name: string, help: string, labelNames: string[] = []) =>
@@ -66,7 +66,7 @@ export function scrapeGauges(
         },
       ),
       refresh(
-        async () => deadLetters.set(await deps.bus.deadLetterCount()),
+        async () => deadLetters.set(await deps.deadLetters.count()),
         () => deadLetters.set(Number.NaN),
       ),
     ]);

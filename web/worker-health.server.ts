@@ -10,7 +10,7 @@ import { healthRoutes } from './health.server.ts';
  * and able to work: `/healthz`, `/readyz` (database, Redis, bus) and `/metrics` on the configured port.
  */
 export async function startWorkerHealth(
-  deps: Pick<AppDeps, 'db' | 'redis' | 'bus' | 'inbox' | 'readiness' | 'config' | 'log'>,
+  deps: Pick<AppDeps, 'db' | 'redis' | 'inbox' | 'deadLetters' | 'readiness' | 'config' | 'log'>,
   metrics: Metrics,
 ): Promise<Server> {
   const app = new Koa();

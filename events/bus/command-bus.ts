@@ -10,20 +10,6 @@ export interface Delivery {
   deliveryCount: number;
 }
 
-export interface DeadLetter {
-  id: string;
-  /** Null when the entry was not a valid envelope at all; `raw` then holds what was on the bus. */
-  envelope: BusEnvelope | null;
-  raw?: string;
-  error: string;
-  deliveryCount: number;
-}
-
-/** Retry of a dead letter that holds no valid command. */
-export class NotRetryableError extends Error {
-  override name = 'NotRetryableError';
-}
-
 export interface ReadOptions {
   /** At most this many deliveries (default 100). */
   count?: number;
@@ -35,13 +21,18 @@ export interface ReadOptions {
  * At-least-once delivery of commands to a group of workers. Every command is delivered until a
  * consumer acknowledges it; one left unacknowledged longer than `claimIdleMs` is handed to another read
  * (the crashed-consumer case), and the consumer moves it to the dead letters after too many attempts.
+ * The dead letters themselves are kept in the database (`DeadLetterSink`, given to each bus), not on the
+ * bus: Redis runs without persistence, and what an operator still has to act on must survive a restart.
  */
 export interface CommandBus {
   send(envelope: BusEnvelope): Promise<string>;
   /** New commands for `consumer`, plus entries other consumers left idle too long. */
   read(consumer: string, options?: ReadOptions): Promise<Delivery[]>;
   ack(ids: readonly string[]): Promise<void>;
-  /** Records the delivery with its error in the dead letters and acknowledges it. */
+  /**
+   * Records the delivery with its error in the dead letters (the database: `DeadLetterStore`), then
+   * acknowledges it. A failed record leaves it unacknowledged, to be delivered and given up on again.
+   */
   deadLetter(delivery: Delivery, error: string): Promise<void>;
   /**
    * A delivered entry whose command failed the full parse: recorded in the dead letters exactly like an
@@ -49,19 +40,6 @@ export interface CommandBus {
    * envelope"), and acknowledged.
    */
   deadLetterInvalid(delivery: Delivery): Promise<void>;
-  deadLetters(limit?: number): Promise<DeadLetter[]>;
-  /** How many dead letters there are (`deadLetters` lists only the newest). */
-  deadLetterCount(): Promise<number>;
-  /** The dead letter with this id, if it is still there. */
-  findDeadLetter(id: string): Promise<DeadLetter | undefined>;
-  /**
-   * Takes the dead letter out and sends its command to the workers again, atomically, so two operators
-   * clicking Retry at once re-deliver it once. Undefined when it is no longer there; throws for an
-   * entry that is not a valid command (it can only be discarded).
-   */
-  retryDeadLetter(id: string): Promise<DeadLetter | undefined>;
-  /** Takes the dead letter out for good; undefined when it was already gone. */
-  discardDeadLetter(id: string): Promise<DeadLetter | undefined>;
   /** How many deliveries are awaiting acknowledgement. */
   pendingCount(): Promise<number>;
   /** Drops acknowledged entries; never drops a pending or undelivered one. */

@@ -1,12 +1,6 @@
 import { checkEnvelopeShape, type BusEnvelope } from '../command-shape.ts';
-import {
-  NotRetryableError,
-  type BusOptions,
-  type CommandBus,
-  type DeadLetter,
-  type Delivery,
-  type ReadOptions,
-} from './command-bus.ts';
+import type { DeadLetterSink } from '../store/dead-letters.ts';
+import type { BusOptions, CommandBus, Delivery, ReadOptions } from './command-bus.ts';
 
 interface PendingEntry {
   consumer: string;
@@ -22,7 +16,6 @@ interface PendingEntry {
 export class MemoryCommandBus implements CommandBus {
   private readonly log = new Map<string, string>();
   private readonly pending = new Map<string, PendingEntry>();
-  private readonly dead: DeadLetter[] = [];
   private nextId = 1;
   /** Highest id handed to any consumer; later ids are undelivered. */
   private lastDelivered = 0;
@@ -30,7 +23,9 @@ export class MemoryCommandBus implements CommandBus {
   private closed = false;
   private readonly claimIdleMs: number;
 
+  /** @param letters where given-up entries go (the database's dead letters) */
   constructor(
+    private readonly letters: DeadLetterSink,
     options: BusOptions = {},
     private readonly now: () => number = Date.now,
   ) {
@@ -64,53 +59,20 @@ export class MemoryCommandBus implements CommandBus {
   }
 
   async deadLetter(delivery: Delivery, error: string): Promise<void> {
-    this.dead.push({
-      id: delivery.id,
-      envelope: delivery.envelope,
-      error,
-      deliveryCount: delivery.deliveryCount,
-    });
-    await this.ack([delivery.id]);
+    const { id: busEntryId, envelope, deliveryCount } = delivery;
+    await this.letters.add({ busEntryId, envelope, error, deliveryCount });
+    await this.ack([busEntryId]);
   }
 
   async deadLetterInvalid(delivery: Delivery): Promise<void> {
-    this.dead.push({
-      id: delivery.id,
+    await this.letters.add({
+      busEntryId: delivery.id,
       envelope: null,
       raw: this.log.get(delivery.id) ?? JSON.stringify(delivery.envelope),
       error: 'not a valid command envelope',
       deliveryCount: 1,
     });
     await this.ack([delivery.id]);
-  }
-
-  async deadLetters(limit = 100): Promise<DeadLetter[]> {
-    return limit > 0 ? this.dead.slice(-limit) : [];
-  }
-
-  async deadLetterCount(): Promise<number> {
-    return this.dead.length;
-  }
-
-  async findDeadLetter(id: string): Promise<DeadLetter | undefined> {
-    return this.dead.find((d) => d.id === id);
-  }
-
-  async retryDeadLetter(id: string): Promise<DeadLetter | undefined> {
-    const index = this.dead.findIndex((d) => d.id === id);
-    const found = this.dead[index];
-    if (!found) return undefined;
-    if (!found.envelope)
-      throw new NotRetryableError(`dead letter ${id} is not a valid command; discard it instead`);
-    // Taken out and re-sent in one synchronous step: a second retry finds nothing.
-    this.dead.splice(index, 1);
-    void this.send(found.envelope);
-    return found;
-  }
-
-  async discardDeadLetter(id: string): Promise<DeadLetter | undefined> {
-    const index = this.dead.findIndex((d) => d.id === id);
-    return index >= 0 ? this.dead.splice(index, 1)[0] : undefined;
   }
 
   async pendingCount(): Promise<number> {

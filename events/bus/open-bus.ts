@@ -1,6 +1,7 @@
 import type { Config } from '#infra/config.ts';
 import type { Logger } from '#infra/logger.ts';
 import { createRedisClient, type Redis } from '#infra/redis.ts';
+import type { DeadLetterSink } from '../store/dead-letters.ts';
 import type { BusOptions, CommandBus } from './command-bus.ts';
 import { MemoryCommandBus } from './memory-command-bus.ts';
 import { RedisCommandBus } from './redis-command-bus.ts';
@@ -23,14 +24,14 @@ export interface OpenBus {
 export async function openBus(
   config: Config,
   log: Logger,
-  options: { instanceId: string; claimIdleMs?: number },
+  options: { instanceId: string; claimIdleMs?: number; letters: DeadLetterSink },
 ): Promise<OpenBus> {
   const busOptions: BusOptions = {
     claimIdleMs: options.claimIdleMs,
     consumerIdleMs: config.BUS_CONSUMER_IDLE_MS,
   };
   if (!config.REDIS_URL) {
-    const bus = new MemoryCommandBus(busOptions);
+    const bus = new MemoryCommandBus(options.letters, busOptions);
     const results = new MemoryResultChannel();
     return { bus, results, redis: undefined, close: () => closeAll(bus, results) };
   }
@@ -39,7 +40,7 @@ export async function openBus(
   // Blocking reads and subscriptions each hold a connection of their own.
   const blocking = createRedisClient(url, log, { name: 'bus-reader', blockMs: 2_000 });
   const subscriber = createRedisClient(url, log, { name: 'results', subscriber: true });
-  const bus = new RedisCommandBus(redis, blocking, config.REDIS_PREFIX, busOptions);
+  const bus = new RedisCommandBus(redis, blocking, config.REDIS_PREFIX, options.letters, busOptions);
   const results = new RedisResultChannel(redis, subscriber, config.REDIS_PREFIX, options.instanceId);
   const close = async () => {
     await closeAll(bus, results);
@@ -47,6 +48,8 @@ export async function openBus(
   };
   try {
     await bus.ensureGroup();
+    const adopted = await bus.adoptOldDeadLetters();
+    if (adopted > 0) log.info({ adopted }, 'moved the dead letters kept on Redis into the database');
     await results.whenReady();
   } catch (error) {
     await close().catch(() => redis.disconnect());

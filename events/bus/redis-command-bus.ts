@@ -1,13 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { BusEnvelope } from '../command-shape.ts';
-import {
-  NotRetryableError,
-  type BusOptions,
-  type CommandBus,
-  type DeadLetter,
-  type Delivery,
-  type ReadOptions,
-} from './command-bus.ts';
+import type { DeadLetterSink } from '../store/dead-letters.ts';
+import type { BusOptions, CommandBus, Delivery, ReadOptions } from './command-bus.ts';
 import { entryId, envelopeText, parseEnvelope, type BufferEntry } from './redis-command-entries.ts';
 
 type StreamEntry = [id: string, fields: string[]];
@@ -26,22 +20,6 @@ const field = (fields: string[], name: string): string | undefined => {
 const isNoGroup = (error: unknown) =>
   error instanceof Error && (error.message.startsWith('NOGROUP') || error.message.startsWith('UNBLOCKED'));
 
-/** Removes a dead entry and, if given an envelope, re-sends it: both or neither, and only once. */
-const TAKE_DEAD_SCRIPT = `
-if redis.call('XDEL', KEYS[1], ARGV[1]) == 1 then
-  if ARGV[2] ~= '' then redis.call('XADD', KEYS[2], '*', 'envelope', ARGV[2]) end
-  return 1
-end
-return 0`;
-
-const toDeadLetter = (fields: string[]): DeadLetter => ({
-  id: field(fields, 'id') ?? '',
-  envelope: JSON.parse(field(fields, 'envelope') ?? 'null') as BusEnvelope | null,
-  ...(field(fields, 'raw') !== undefined ? { raw: field(fields, 'raw') } : {}),
-  error: field(fields, 'error') ?? '',
-  deliveryCount: Number(field(fields, 'deliveryCount') ?? 0),
-});
-
 const compareStreamIds = (a: string, b: string): number => {
   const [am = 0n, as = 0n] = a.split('-').map(BigInt);
   const [bm = 0n, bs = 0n] = b.split('-').map(BigInt);
@@ -56,12 +34,13 @@ const nextStreamId = (id: string): string => {
 
 /**
  * The scaled bus on Redis Streams: XADD, one consumer group, XREADGROUP with COUNT and BLOCK, batched
- * XACK, XAUTOCLAIM for entries a crashed consumer left, a dead-letter stream, MINID trimming below the
+ * XACK, XAUTOCLAIM for entries a crashed consumer left, MINID trimming below the
  * oldest pending entry, and recreation of the group if Redis lost it (NOGROUP).
  */
 export class RedisCommandBus implements CommandBus {
   private readonly stream: string;
-  private readonly deadStream: string;
+  /** Where an earlier version kept its dead letters (see `adoptOldDeadLetters`). */
+  private readonly oldDeadStream: string;
   private readonly claimIdleMs: number;
   private readonly consumerIdleMs: number;
   private claimCursor = '0-0';
@@ -75,10 +54,11 @@ export class RedisCommandBus implements CommandBus {
     private readonly redis: Redis,
     private readonly blocking: Redis,
     prefix: string,
+    private readonly letters: DeadLetterSink,
     options: BusOptions = {},
   ) {
     this.stream = `${prefix}commands`;
-    this.deadStream = `${prefix}commands:dead`;
+    this.oldDeadStream = `${prefix}commands:dead`;
     this.claimIdleMs = options.claimIdleMs ?? 30_000;
     this.consumerIdleMs = options.consumerIdleMs ?? 3_600_000;
   }
@@ -113,34 +93,9 @@ export class RedisCommandBus implements CommandBus {
   }
 
   async deadLetter(delivery: Delivery, error: string): Promise<void> {
-    await this.moveToDeadLetters(delivery.id, ['envelope', JSON.stringify(delivery.envelope)], {
-      error,
-      deliveryCount: delivery.deliveryCount,
-    });
-  }
-
-  /** Adds the entry to the dead letters and acknowledges it, in one transaction. */
-  private async moveToDeadLetters(
-    id: string,
-    [kind, body]: ['envelope' | 'raw', string],
-    { error, deliveryCount }: { error: string; deliveryCount: number },
-  ): Promise<void> {
-    await this.redis
-      .multi()
-      .xadd(
-        this.deadStream,
-        '*',
-        'id',
-        id,
-        kind,
-        body,
-        'error',
-        error,
-        'deliveryCount',
-        String(deliveryCount),
-      )
-      .xack(this.stream, GROUP, id)
-      .exec();
+    const { id: busEntryId, envelope, deliveryCount } = delivery;
+    await this.letters.add({ busEntryId, envelope, error, deliveryCount });
+    await this.ack([busEntryId]);
   }
 
   /**
@@ -154,59 +109,37 @@ export class RedisCommandBus implements CommandBus {
   }
 
   /** An entry that is not a command at all: kept as it came, with why. */
-  private async deadLetterRaw(id: string, raw: string): Promise<void> {
-    await this.moveToDeadLetters(id, ['raw', raw], {
+  private async deadLetterRaw(busEntryId: string, raw: string): Promise<void> {
+    await this.letters.add({
+      busEntryId,
+      envelope: null,
+      raw,
       error: 'not a valid command envelope',
       deliveryCount: 1,
     });
+    await this.ack([busEntryId]);
   }
 
-  async deadLetters(limit = 100): Promise<DeadLetter[]> {
-    const entries = (await this.redis.xrevrange(this.deadStream, '+', '-', 'COUNT', limit)) as StreamEntry[];
-    return entries.reverse().map(([, fields]) => toDeadLetter(fields));
-  }
-
-  async deadLetterCount(): Promise<number> {
-    return this.redis.xlen(this.deadStream);
-  }
-
-  async findDeadLetter(id: string): Promise<DeadLetter | undefined> {
-    return (await this.findDead(id))?.letter;
-  }
-
-  async retryDeadLetter(id: string): Promise<DeadLetter | undefined> {
-    const found = await this.findDead(id);
-    if (!found) return undefined;
-    if (!found.letter.envelope)
-      throw new NotRetryableError(`dead letter ${id} is not a valid command; discard it instead`);
-    return (await this.takeDead(found.entryId, JSON.stringify(found.letter.envelope)))
-      ? found.letter
-      : undefined;
-  }
-
-  async discardDeadLetter(id: string): Promise<DeadLetter | undefined> {
-    const found = await this.findDead(id);
-    if (!found) return undefined;
-    return (await this.takeDead(found.entryId, '')) ? found.letter : undefined;
-  }
-
-  private async takeDead(entryId: string, envelope: string): Promise<boolean> {
-    const taken = await this.redis.eval(TAKE_DEAD_SCRIPT, 2, this.deadStream, this.stream, entryId, envelope);
-    return Number(taken) === 1;
-  }
-
-  /** The dead-letter stream is short (operators empty it): scanned a page at a time. */
-  private async findDead(id: string): Promise<{ entryId: string; letter: DeadLetter } | undefined> {
-    let start = '-';
-    for (;;) {
-      const entries = (await this.redis.xrange(this.deadStream, start, '+', 'COUNT', 200)) as StreamEntry[];
-      for (const [entryId, fields] of entries) {
-        if (field(fields, 'id') === id) return { entryId, letter: toDeadLetter(fields) };
-      }
-      const last = entries.at(-1);
-      if (!last || entries.length < 200) return undefined;
-      start = `(${last[0]}`;
+  /**
+   * Moves the dead letters an earlier version kept on Redis (a stream beside the commands) into the
+   * database, then drops that stream: an upgrade keeps what operators still have to act on. Each is
+   * added before the stream is deleted, and adding one twice is harmless, so a crash midway loses none.
+   */
+  async adoptOldDeadLetters(): Promise<number> {
+    const entries = (await this.redis.xrange(this.oldDeadStream, '-', '+')) as StreamEntry[];
+    for (const [, fields] of entries) {
+      const text = field(fields, 'envelope');
+      const envelope = parseEnvelope(text) ?? null;
+      await this.letters.add({
+        busEntryId: field(fields, 'id') ?? '',
+        envelope,
+        raw: envelope ? undefined : (field(fields, 'raw') ?? text ?? ''),
+        error: field(fields, 'error') ?? '',
+        deliveryCount: Number(field(fields, 'deliveryCount') ?? 0),
+      });
     }
+    if (entries.length > 0) await this.redis.del(this.oldDeadStream);
+    return entries.length;
   }
 
   async pendingCount(): Promise<number> {
@@ -345,7 +278,11 @@ export class RedisCommandBus implements CommandBus {
     return malformed ? this.deadLetterMalformed(malformed).then(() => deliveries) : deliveries;
   }
 
+  /**
+   * One that cannot be recorded (the database is down) stays pending, not acknowledged: it is claimed
+   * again after the idle time and recorded then. The entries read with it are delivered meanwhile.
+   */
   private async deadLetterMalformed(entries: [id: string, raw: string][]): Promise<void> {
-    for (const [id, raw] of entries) await this.deadLetterRaw(id, raw);
+    for (const [id, raw] of entries) await this.deadLetterRaw(id, raw).catch(() => undefined);
   }
 }

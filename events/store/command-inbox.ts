@@ -115,20 +115,6 @@ export class CommandInbox {
   }
 
   /**
-   * A command given up on that an operator sends to the workers again (Retry on /ops): in flight once
-   * more, so the sweeper re-sends it if the bus loses it again, and its requester's retry waits for its
-   * outcome. Accepted again, now: the backlog's age counts from the Retry (a week-old letter retried is
-   * not a week-old backlog). Nothing happens for a command that was never admitted here.
-   */
-  async reopen(commandId: string): Promise<void> {
-    await this.db.query(
-      `UPDATE command_inbox SET settled_at = NULL, accepted_at = now(), resent_at = now()
-       WHERE command_id = $1 AND settled_at IS NOT NULL`,
-      [commandId],
-    );
-  }
-
-  /**
    * Commands admitted (or last re-sent) more than `olderThanMs` ago and still here: the bus may have lost
    * them. Marks them re-sent, so concurrent workers never take the same ones in the same round.
    */

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { DeadLetter } from '#events/bus/command-bus.ts';
+import type { DeadLetter } from '#events/store/dead-letters.ts';
 import type { Actor } from '#events/envelope.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import { deadLetterStream } from '#events/streams.ts';

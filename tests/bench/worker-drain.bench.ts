@@ -18,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { RedisCommandBus } from '#events/bus/redis-command-bus.ts';
 import type { ResultChannel } from '#events/bus/result-channel.ts';
 import type { CommandEnvelope, Outcome } from '#events/command.ts';
+import type { DeadLetterSink } from '#events/store/dead-letters.ts';
 import { createRedisClient, type Redis } from '#infra/redis.ts';
 import { startCommandWorker } from '#services/command-worker.ts';
 import { caseKnob, knob } from './support/knobs.ts';
@@ -69,8 +70,13 @@ async function fill(stream: string): Promise<void> {
   }
 }
 
+/** Every command here is accepted: nothing is given up on, and a bus that tried would say so. */
+const noDeadLetters: DeadLetterSink = {
+  add: () => Promise.reject(new Error('the drain benchmark gives up on no command')),
+};
+
 async function drainWithWorker(busPrefix: string, blocking: Redis): Promise<number> {
-  const bus = new RedisCommandBus(redis, blocking, busPrefix);
+  const bus = new RedisCommandBus(redis, blocking, busPrefix, noDeadLetters);
   await bus.ensureGroup();
   let acked = 0;
   let finish: () => void = () => undefined;

@@ -1,24 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { test as base, expect } from '@playwright/test';
-import { Redis } from 'ioredis';
-import { backendUrl, runs } from '#tests/support/environment.ts';
+import pg from 'pg';
+import { DeadLetterStore } from '#events/store/dead-letters.ts';
+import { runs } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { signIn } from './support/sign-in.ts';
 import { startServer, type RunningServer } from './support/server.ts';
 
 /**
- * /ops in a real browser. Its dead letters live on the command bus, so the server runs on Postgres and
- * Redis, where a test can put one there (the embedded bus lives inside the server process).
+ * /ops in a real browser, on Postgres, where a test can put a dead letter in the server's database (a
+ * command that fails five times cannot be made from the UI; the embedded database lives in the server).
  */
-const prefix = `e2e-ops-${randomUUID().slice(0, 8)}:`;
 const test = base.extend<object, { server: RunningServer }>({
   server: [
     // eslint-disable-next-line no-empty-pattern
     async ({}, provide) => {
-      const server = await startServer({
-        backend: 'postgres',
-        env: { REDIS_URL: backendUrl('redis'), REDIS_PREFIX: prefix },
-      });
+      const server = await startServer({ backend: 'postgres' });
       try {
         await provide(server);
       } finally {
@@ -29,37 +26,33 @@ const test = base.extend<object, { server: RunningServer }>({
   ],
 });
 
-test.skip(!runs('postgres') || !runs('redis'), 'RIVALS_TEST_SKIP leaves out Postgres or Redis');
+test.skip(!runs('postgres'), 'RIVALS_TEST_SKIP leaves out Postgres');
 
-/** A dead letter as a worker leaves it after too many failures; its bus id. */
-async function deadLetter(name: string): Promise<string> {
-  const redis = new Redis(backendUrl('redis'));
+/** A dead letter as a worker leaves it after too many failures; its id. */
+async function deadLetter(server: RunningServer, name: string): Promise<string> {
+  const pool = new pg.Pool({ connectionString: server.databaseUrl, max: 1 });
   try {
-    const id = `${Date.now()}-0`;
     const letter = envelope(addCompetitorCommand(name, { threat: 'low' }), {
       actor: { id: 'system', name: 'System' },
     });
-    await redis.xadd(
-      `${prefix}commands:dead`,
-      '*',
-      'id',
-      id,
-      'envelope',
-      JSON.stringify(letter),
-      'error',
-      'handler threw: boom',
-      'deliveryCount',
-      '5',
-    );
-    return id;
+    const letters = new DeadLetterStore(pool);
+    await letters.add({
+      busEntryId: `${Date.now()}-0`,
+      envelope: letter,
+      error: 'handler threw: boom',
+      deliveryCount: 5,
+    });
+    const added = (await letters.list(1_000)).find((d) => d.envelope?.commandId === letter.commandId);
+    if (!added) throw new Error('the dead letter was not stored');
+    return added.id;
   } finally {
-    redis.disconnect();
+    await pool.end();
   }
 }
 
 test('Retry confirmed while the page refreshes itself is sent, not dropped', async ({ page, server }) => {
   const name = `Dead ${randomUUID().slice(0, 8)}`;
-  const id = await deadLetter(name);
+  const id = await deadLetter(server, name);
   await signIn(page, server.url);
   await page.goto(`${server.url}/ops`);
   await expect(page.getByRole('cell', { name: /AddCompetitor/ })).toBeVisible();

@@ -10,11 +10,13 @@ import { createLogger } from '#infra/logger.ts';
 import { createRedisClient, type Redis } from '#infra/redis.ts';
 import { backendUrl, runs } from '#tests/support/environment.ts';
 import { deleteKeys } from '#tests/support/redis-keys.ts';
+import { withDeadLetterDb } from '#tests/support/dead-letter-db.ts';
 
 /**
  * One contract, every CommandBus: the embedded bus always, the Redis Streams bus unless RIVALS_TEST_SKIP
  * names redis (without TEST_REDIS_URL the file fails at once, saying so). Buses use a short claimIdleMs so the
- * crashed-consumer path runs in a fraction of a second.
+ * crashed-consumer path runs in a fraction of a second. What a bus gives up on goes to the dead letters in
+ * a database (an embedded one here; the store has its own contract, dead-letters.contract.test.ts).
  */
 
 const silent = createLogger('silent');
@@ -36,10 +38,13 @@ interface Implementation {
   open(options: BusOptions): BusHarness;
 }
 
+const deadLetters = withDeadLetterDb();
+const stored = () => deadLetters.stored();
+
 const memoryImplementation: Implementation = {
   name: 'memory',
   open(options) {
-    const bus = new MemoryCommandBus(options);
+    const bus = new MemoryCommandBus(deadLetters.store, options);
     return { connect: async () => bus, teardown: () => bus.close() };
   },
 };
@@ -89,7 +94,7 @@ function openRedis(url: string, options: BusOptions): RedisHarness {
     const commands = createRedisClient(url, silent, { name: `test-commands-${tag}` });
     const blocking = createRedisClient(url, silent, { name: `test-blocking-${tag}`, blockMs: 2_000 });
     clients.push(commands, blocking);
-    const bus = new RedisCommandBus(commands, blocking, prefix, options);
+    const bus = new RedisCommandBus(commands, blocking, prefix, deadLetters.store, options);
     buses.push(bus);
     // As the runtime does before starting a worker.
     await bus.ensureGroup();
@@ -337,12 +342,10 @@ for (const implementation of implementations) {
     });
 
     describe('dead letters', () => {
-      it('records envelope, error and deliveryCount, acknowledges the entry, and lists it', async () => {
+      it('records envelope, error and deliveryCount in the dead letters, and acknowledges the entry', async () => {
         const harness = open();
         const bus = await harness.connect();
         const other = await harness.connect();
-        expect(await bus.deadLetters()).toEqual([]);
-        expect(await bus.deadLetterCount()).toBe(0);
         const sent = envelopes(2);
         const ids = await sendAll(bus, sent);
 
@@ -350,8 +353,8 @@ for (const implementation of implementations) {
         expect(first?.id).toBe(ids[0]);
         await bus.deadLetter(first!, 'boom: handler threw');
         expect(await bus.pendingCount()).toBe(1);
-        expect(await bus.deadLetters()).toEqual([
-          { id: ids[0], envelope: sent[0], error: 'boom: handler threw', deliveryCount: 1 },
+        expect(await stored()).toEqual([
+          { envelope: sent[0], error: 'boom: handler threw', deliveryCount: 1 },
         ]);
 
         // The dead-lettered entry is acknowledged: only the other one comes back, on its second delivery.
@@ -360,17 +363,37 @@ for (const implementation of implementations) {
         expect(redelivered).toEqual([{ id: second?.id, envelope: sent[1], deliveryCount: 2 }]);
         await other.deadLetter(redelivered[0]!, 'still failing');
         expect(await bus.pendingCount()).toBe(0);
-
-        const dead = await other.deadLetters();
-        expect(dead).toEqual([
-          { id: ids[0], envelope: sent[0], error: 'boom: handler threw', deliveryCount: 1 },
-          { id: ids[1], envelope: sent[1], error: 'still failing', deliveryCount: 2 },
+        expect(await stored()).toEqual([
+          { envelope: sent[0], error: 'boom: handler threw', deliveryCount: 1 },
+          { envelope: sent[1], error: 'still failing', deliveryCount: 2 },
         ]);
-        expect(await bus.deadLetters(1)).toEqual([dead[1]]);
-        expect(await bus.deadLetterCount()).toBe(2);
 
         await sleep(PAST_CLAIM_IDLE_MS);
         expect(await bus.read('c3', { blockMs: BLOCK_MS })).toEqual([]);
+      });
+
+      it('leaves the entry unacknowledged when the dead letters cannot be written', async () => {
+        const harness = open();
+        const bus = await harness.connect();
+        const [sent] = envelopes(1);
+        await bus.send(sent!);
+        const [delivery] = await bus.read('c1', { blockMs: BLOCK_MS });
+        const letters = deadLetters.store;
+        const add = letters.add.bind(letters);
+        letters.add = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+        try {
+          await expect(bus.deadLetter(delivery!, 'boom')).rejects.toThrow('ECONNREFUSED');
+        } finally {
+          letters.add = add;
+        }
+        // Still pending: it comes back, and is given up on again once the database answers.
+        expect(await bus.pendingCount()).toBe(1);
+        await sleep(PAST_CLAIM_IDLE_MS);
+        const [again] = await bus.read('c2', { blockMs: BLOCK_MS });
+        expect(again).toEqual({ id: delivery!.id, envelope: sent, deliveryCount: 2 });
+        await bus.deadLetter(again!, 'boom');
+        expect(await stored()).toEqual([{ envelope: sent, error: 'boom', deliveryCount: 2 }]);
+        expect(await bus.pendingCount()).toBe(0);
       });
 
       it('records a command that failed the full parse like a malformed entry: raw text, no envelope', async () => {
@@ -386,57 +409,18 @@ for (const implementation of implementations) {
         expect(delivery).toEqual({ id, envelope: shapeOnly, deliveryCount: 1 });
         await bus.deadLetterInvalid(delivery!);
         expect(await bus.pendingCount()).toBe(0);
-        expect(await bus.deadLetters()).toEqual([
+        expect(await stored()).toEqual([
           {
-            id,
             envelope: null,
             raw: JSON.stringify(shapeOnly),
             error: 'not a valid command envelope',
             deliveryCount: 1,
           },
         ]);
-        await expect(bus.retryDeadLetter(id)).rejects.toThrow('not a valid command');
+        const [letter] = await deadLetters.store.list();
+        await expect(deadLetters.store.retry(letter!.id)).rejects.toThrow('not a valid command');
         await sleep(PAST_CLAIM_IDLE_MS);
         expect(await bus.read('c2', { blockMs: BLOCK_MS })).toEqual([]);
-      });
-
-      it('retry re-delivers the command exactly once, even when retried twice at once; discard removes it', async () => {
-        const harness = open();
-        const bus = await harness.connect();
-        const other = await harness.connect();
-        const sent = envelopes(2);
-        const ids = await sendAll(bus, sent);
-        const delivered = await bus.read('c1', { blockMs: BLOCK_MS });
-        for (const d of delivered) await bus.deadLetter(d, 'boom');
-        expect((await bus.deadLetters()).map((d) => d.id)).toEqual(ids);
-        // Looking one up (what /ops does before recording an action) takes nothing out.
-        expect(await other.findDeadLetter(ids[0]!)).toMatchObject({
-          id: ids[0],
-          envelope: sent[0],
-          error: 'boom',
-        });
-        expect(await bus.findDeadLetter('1-0')).toBeUndefined();
-        expect((await bus.deadLetters()).map((d) => d.id)).toEqual(ids);
-
-        // Two operators click Retry on the same dead letter at the same moment.
-        const [a, b] = await Promise.all([bus.retryDeadLetter(ids[0]!), other.retryDeadLetter(ids[0]!)]);
-        expect([a, b].filter(Boolean)).toHaveLength(1);
-        expect([a, b].find(Boolean)?.envelope).toEqual(sent[0]);
-        expect((await bus.deadLetters()).map((d) => d.id)).toEqual([ids[1]]);
-        const redelivered = await other.read('c2', { blockMs: BLOCK_MS });
-        expect(redelivered.map((d) => d.envelope)).toEqual([sent[0]]);
-        expect(redelivered[0]?.deliveryCount).toBe(1);
-        await other.ack(redelivered.map((d) => d.id));
-        expect(await bus.retryDeadLetter(ids[0]!)).toBeUndefined();
-        await sleep(PAST_CLAIM_IDLE_MS);
-        expect(await bus.read('c3', { blockMs: BLOCK_MS })).toEqual([]);
-
-        expect(await bus.discardDeadLetter(ids[1]!)).toMatchObject({ id: ids[1], error: 'boom' });
-        expect(await other.discardDeadLetter(ids[1]!)).toBeUndefined();
-        expect(await bus.deadLetters()).toEqual([]);
-        expect(await bus.findDeadLetter(ids[1]!)).toBeUndefined();
-        await sleep(PAST_CLAIM_IDLE_MS);
-        expect(await bus.read('c4', { blockMs: BLOCK_MS })).toEqual([]);
       });
     });
 
@@ -600,9 +584,9 @@ if (testRedisUrl) {
       const harness = open();
       const bus = await harness.connect();
       const stream = `${harness.prefix}commands`;
-      const notJson = await adminClient().xadd(stream, '*', 'envelope', 'not json');
-      const invalid = await adminClient().xadd(stream, '*', 'envelope', JSON.stringify({ commandId: '' }));
-      const missing = await adminClient().xadd(stream, '*', 'something', 'else');
+      await adminClient().xadd(stream, '*', 'envelope', 'not json');
+      await adminClient().xadd(stream, '*', 'envelope', JSON.stringify({ commandId: '' }));
+      await adminClient().xadd(stream, '*', 'something', 'else');
       const envelope = makeEnvelope();
       const id = await bus.send(envelope);
 
@@ -610,15 +594,13 @@ if (testRedisUrl) {
       await bus.ack([id]);
       expect(await bus.pendingCount()).toBe(0);
 
-      const dead = await bus.deadLetters();
-      expect(dead.map((d) => [d.id, d.error])).toEqual([
-        [notJson, 'not a valid command envelope'],
-        [invalid, 'not a valid command envelope'],
-        [missing, 'not a valid command envelope'],
+      // Each kept with its raw text, for whoever inspects the dead letters.
+      const error = 'not a valid command envelope';
+      expect(await stored()).toEqual([
+        { envelope: null, raw: 'not json', error, deliveryCount: 1 },
+        { envelope: null, raw: JSON.stringify({ commandId: '' }), error, deliveryCount: 1 },
+        { envelope: null, raw: '', error, deliveryCount: 1 },
       ]);
-      // The raw text is kept for whoever inspects the dead letters.
-      const raw = (await adminClient().xrange(`${stream}:dead`, '-', '+')).map(([, fields]) => fields[3]);
-      expect(raw).toEqual(['not json', JSON.stringify({ commandId: '' }), '']);
 
       await sleep(PAST_CLAIM_IDLE_MS);
       expect(await bus.read('w2', { blockMs: BLOCK_MS })).toEqual([]);
@@ -640,9 +622,34 @@ if (testRedisUrl) {
       expect(delivery?.id).toBe(id);
       await bus.deadLetterInvalid(delivery!);
       expect(await bus.pendingCount()).toBe(0);
-      expect(await bus.deadLetters()).toEqual([
-        { id, envelope: null, raw: text, error: 'not a valid command envelope', deliveryCount: 1 },
+      expect(await stored()).toEqual([
+        { envelope: null, raw: text, error: 'not a valid command envelope', deliveryCount: 1 },
       ]);
+    });
+
+    it('moves the dead letters an earlier version kept on Redis into the database, once', async () => {
+      const harness = open();
+      const { bus } = await harness.connectRedis();
+      const old = `${harness.prefix}commands:dead`;
+      const envelope = makeEnvelope();
+      const fields = (id: string, kind: string, body: string, error: string, count: number) =>
+        ['id', id, kind, body, 'error', error, 'deliveryCount', String(count)] as const;
+      await adminClient().xadd(old, '*', ...fields('1-0', 'envelope', JSON.stringify(envelope), 'boom', 5));
+      await adminClient().xadd(
+        old,
+        '*',
+        ...fields('2-0', 'raw', 'not json', 'not a valid command envelope', 1),
+      );
+
+      expect(await bus.adoptOldDeadLetters()).toBe(2);
+      expect(await stored()).toEqual([
+        { envelope, error: 'boom', deliveryCount: 5 },
+        { envelope: null, raw: 'not json', error: 'not a valid command envelope', deliveryCount: 1 },
+      ]);
+      expect(await adminClient().exists(old)).toBe(0);
+      // A second instance starting later finds nothing left to move.
+      expect(await bus.adoptOldDeadLetters()).toBe(0);
+      expect(await deadLetters.store.count()).toBe(2);
     });
 
     it('claims the live entries a crashed consumer left, not the ones deleted while pending', async () => {

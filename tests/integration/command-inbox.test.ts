@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BusEnvelope } from '#events/command-shape.ts';
+import type { CommandEnvelope } from '#events/command.ts';
 import { competitorStream } from '#events/streams.ts';
 import { loadConfig } from '#infra/config.ts';
 import { createRedisClient } from '#infra/redis.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
-import { startRuntime } from '#web/runtime.server.ts';
+import { startRuntime, type Runtime } from '#web/runtime.server.ts';
 import { backendUrl, databaseBackends, runs } from '#tests/support/environment.ts';
-import { addCompetitorCommand, silentLog, testActor } from '#tests/support/runtime-pieces.ts';
+import { addCompetitorCommand, giveUp, silentLog, testActor } from '#tests/support/runtime-pieces.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
 
 /**
@@ -19,6 +21,18 @@ const setups = [
     ? [{ name: 'postgres, Redis bus', backend: 'postgres' as const, redis: true }]
     : []),
 ];
+
+/** Waits for the command's outcome: accepted, with exactly one event on the competitor's stream. */
+async function expectAddedOnce(runtime: Runtime, commandId: string, competitorId: string): Promise<void> {
+  let stored = await runtime.store.findOutcome(commandId);
+  for (let tries = 0; !stored && tries < 200; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    stored = await runtime.store.findOutcome(commandId);
+  }
+  expect(stored?.status).toBe('accepted');
+  const { events } = await runtime.store.readStream(competitorStream(competitorId));
+  expect(events.map((e) => e.type)).toEqual(['CompetitorAdded']);
+}
 
 describe.each(setups)('command inbox on $name', ({ backend, redis }) => {
   let db: TestDatabase;
@@ -62,17 +76,37 @@ describe.each(setups)('command inbox on $name', ({ backend, redis }) => {
 
     const worker = await startRuntime(config(), silentLog, { purpose: 'test', db, work: true });
     try {
-      let stored = await worker.store.findOutcome(commandId);
-      for (let tries = 0; !stored && tries < 200; tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        stored = await worker.store.findOutcome(commandId);
-      }
-      expect(stored?.status).toBe('accepted');
-      const { events } = await worker.store.readStream(competitorStream(command.payload.competitorId));
-      expect(events.map((e) => e.type)).toEqual(['CompetitorAdded']);
+      await expectAddedOnce(worker, commandId, command.payload.competitorId);
       for (let tries = 0; (await worker.inbox.backlog()).count > 0 && tries < 100; tries++)
         await new Promise((resolve) => setTimeout(resolve, 50));
       expect((await worker.inbox.backlog()).count).toBe(0);
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('a dead letter survives a restart of the bus, and its Retry is then applied exactly once', async () => {
+    // A worker gave up on a change: dead-lettered and settled in the inbox...
+    const web = await startRuntime(config(), silentLog, { purpose: 'test', db, work: false });
+    const command = addCompetitorCommand(`Given up ${randomUUID().slice(0, 8)}`);
+    const { commandId } = await web.gateway.dispatch(command, testActor, { timeoutMs: 50 });
+    const { rows } = await db.pool.query<{ envelope: CommandEnvelope }>(
+      'SELECT envelope FROM command_inbox WHERE command_id = $1',
+      [commandId],
+    );
+    const letterId = await giveUp(web, rows[0]!.envelope);
+    await web.inbox.settle([commandId]);
+    // ...then the bus loses everything: the process (and its in-memory bus) dies, or Redis restarts empty.
+    if (web.redis) await web.redis.del(`${prefix}commands`, `${prefix}commands:dead`);
+    await web.close();
+
+    const worker = await startRuntime(config(), silentLog, { purpose: 'test', db, work: true });
+    try {
+      expect(await worker.deadLetters.find(letterId)).toMatchObject({ envelope: { commandId } });
+      expect(await worker.deadLetters.retry(letterId)).toMatchObject({ envelope: { commandId } });
+      await worker.bus.send(rows[0]!.envelope);
+      await expectAddedOnce(worker, commandId, command.payload.competitorId);
+      expect(await worker.deadLetters.find(letterId)).toBeUndefined();
     } finally {
       await worker.close();
     }
@@ -88,7 +122,18 @@ describe.each(setups)('command inbox on $name', ({ backend, redis }) => {
         `UPDATE command_inbox SET accepted_at = now() - interval '7 days' WHERE command_id = $1`,
         [commandId],
       );
-      await web.inbox.reopen(commandId);
+      const { rows } = await db.pool.query<{ envelope: BusEnvelope }>(
+        'SELECT envelope FROM command_inbox WHERE command_id = $1',
+        [commandId],
+      );
+      await web.deadLetters.add({
+        busEntryId: '1',
+        envelope: rows[0]!.envelope,
+        error: 'boom',
+        deliveryCount: 5,
+      });
+      const [letter] = await web.deadLetters.list();
+      expect(await web.deadLetters.retry(letter!.id)).toMatchObject({ envelope: rows[0]!.envelope });
       const { count, oldestSeconds } = await web.inbox.backlog();
       expect(count).toBe(1);
       expect(oldestSeconds).toBeLessThan(60);

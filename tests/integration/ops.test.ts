@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandEnvelope } from '#events/command.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
-import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
+import { addCompetitorCommand, envelope, giveUp } from '#tests/support/runtime-pieces.ts';
 import { startTestApp, TEST_METRICS_TOKEN, type TestApp } from '#tests/support/test-app.ts';
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
@@ -17,12 +17,7 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
 
 describe.each(databaseBackends)('/ops on %s', (backend) => {
   let app: TestApp;
-  /** Puts a command in the dead letters as a worker does after too many failures. */
-  const deadLetter = async (letter: CommandEnvelope, error: string) => {
-    const id = String(900_000 + Math.floor(Math.random() * 90_000));
-    await app.runtime.bus.deadLetter({ id, envelope: letter, deliveryCount: 5 }, error);
-    return id;
-  };
+  const deadLetter = (letter: CommandEnvelope, error: string) => giveUp(app.runtime, letter, error);
 
   beforeAll(async () => {
     app = await startTestApp(backend, { demoData: false });
@@ -47,7 +42,7 @@ describe.each(databaseBackends)('/ops on %s', (backend) => {
     await editor.get('/competitors');
     expect((await editor.postForm(`/ops/dead-letters/${id}/retry`, {})).status).toBe(403);
     expect((await admin.postForm(`/ops/dead-letters/${id}/retry`, {}, { csrf: false })).status).toBe(403);
-    expect(await app.runtime.bus.deadLetters()).toHaveLength(1);
+    expect(await app.runtime.deadLetters.list()).toHaveLength(1);
 
     await admin.get('/ops');
     const retried = await admin.postForm(`/ops/dead-letters/${id}/retry`, {});
@@ -73,7 +68,7 @@ describe.each(databaseBackends)('/ops on %s', (backend) => {
       [letter.commandId],
     );
     expect(retries[0]?.n).toBe(1);
-    expect(await app.runtime.bus.deadLetters()).toEqual([]);
+    expect(await app.runtime.deadLetters.list()).toEqual([]);
   });
 
   it('Discard removes a dead letter for good and shows in /audit under the admin', async () => {
@@ -83,7 +78,7 @@ describe.each(databaseBackends)('/ops on %s', (backend) => {
     await admin.get('/ops');
     const discarded = await admin.postForm(`/ops/dead-letters/${id}/discard`, {});
     expect(discarded.status).toBe(302);
-    expect(await app.runtime.bus.deadLetters()).toEqual([]);
+    expect(await app.runtime.deadLetters.list()).toEqual([]);
     await until(async () => {
       const audit = await (await admin.get('/audit')).text();
       return audit.includes(`Discarded the dead-lettered command AddCompetitor ${letter.commandId}`);

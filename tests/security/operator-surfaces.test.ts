@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '#infra/db/database.ts';
-import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
+import { addCompetitorCommand, envelope, giveUp } from '#tests/support/runtime-pieces.ts';
 import type { TestClient } from '#tests/support/test-client.ts';
 import { eventCount, messageOf } from './support/helpers.ts';
 import { classics, encode } from './support/hostile.ts';
@@ -59,12 +59,9 @@ describe.each(securityBackends)('operator surfaces on %s', (backend) => {
   afterAll(async () => app?.close());
 
   /** Puts a command in the dead letters as a worker does after too many failures; its id. */
-  const deadLetter = async () => {
-    const id = String(700_000_000 + Math.floor(Math.random() * 100_000_000));
-    const letter = envelope(addCompetitorCommand(`Dead ${randomUUID().slice(0, 8)}`));
-    await app.runtime.bus.deadLetter({ id, envelope: letter, deliveryCount: 5 }, 'handler threw: boom');
-    return id;
-  };
+  const deadLetter = () =>
+    giveUp(app.runtime, envelope(addCompetitorCommand(`Dead ${randomUUID().slice(0, 8)}`)));
+  const listed = async (id: string) => (await app.runtime.deadLetters.find(id)) !== undefined;
   const actions = async () => ({
     retried: await eventCount(app, 'DeadLetterRetried'),
     discarded: await eventCount(app, 'DeadLetterDiscarded'),
@@ -208,7 +205,7 @@ describe.each(securityBackends)('operator surfaces on %s', (backend) => {
       expect(refused.status, action).toBe(403);
     }
     expect(await actions()).toEqual(before);
-    expect((await app.runtime.bus.deadLetters()).some((d) => d.id === id)).toBe(true);
+    expect(await listed(id)).toBe(true);
     expect((await post(admin, id, 'discard')).status).toBe(302);
   });
 
@@ -235,32 +232,32 @@ describe.each(securityBackends)('operator surfaces on %s', (backend) => {
     expect(await actions()).toEqual(after);
   });
 
-  it('the action is recorded before the bus is touched: a bus failure after it leaves the letter listed as recorded, and the next click finishes it', async () => {
+  it('the action is recorded before the letter is touched: a database failure after it leaves the letter listed as recorded, and the next click finishes it', async () => {
     const id = await deadLetter();
     const before = await actions();
-    const bus = app.runtime.bus;
-    const retry = bus.retryDeadLetter.bind(bus);
-    bus.retryDeadLetter = () => Promise.reject(new Error('Connection is closed.'));
+    const letters = app.runtime.deadLetters;
+    const retry = letters.retry.bind(letters);
+    letters.retry = () => Promise.reject(new Error('Connection terminated unexpectedly'));
     try {
       expect((await post(admin, id, 'retry')).status).toBe(302);
     } finally {
-      bus.retryDeadLetter = retry;
+      letters.retry = retry;
     }
     const page = await (await admin.get('/ops')).text();
     expect(page).toContain(
-      'The retry is recorded, but the command bus did not answer. Click Retry again to finish it.',
+      'The retry is recorded, but the database did not answer. Click Retry again to finish it.',
     );
     expect(page).toContain('Retry recorded, not carried out');
-    expect((await bus.deadLetters()).some((d) => d.id === id)).toBe(true);
+    expect(await listed(id)).toBe(true);
     expect(await actions()).toEqual({ ...before, retried: before.retried + 1 });
     // Another admin clicks Discard meanwhile: the recorded retry is what happens, once, and is not recorded twice.
     expect((await post(admin, id, 'discard')).status).toBe(302);
     expect(await (await admin.get('/ops')).text()).toContain('That dead letter was already retried.');
-    expect((await bus.deadLetters()).some((d) => d.id === id)).toBe(false);
+    expect(await listed(id)).toBe(false);
     expect(await actions()).toEqual({ ...before, retried: before.retried + 1 });
   });
 
-  it('a database that fails before the action is recorded: the bus is not touched, and the answer says nothing changed', async () => {
+  it('a database that fails before the action is recorded: the letter is not touched, and the answer says nothing changed', async () => {
     const id = await deadLetter();
     const before = await actions();
     const store = app.runtime.store;
@@ -278,7 +275,7 @@ describe.each(securityBackends)('operator surfaces on %s', (backend) => {
     }
     expect(answer.status).toBe(503);
     expect(await answer.text()).toContain('Nothing was changed');
-    expect((await app.runtime.bus.deadLetters()).some((d) => d.id === id)).toBe(true);
+    expect(await listed(id)).toBe(true);
     expect(await actions()).toEqual(before);
     expect((await post(admin, id, 'discard')).status).toBe(302);
     expect(await actions()).toEqual({ ...before, discarded: before.discarded + 1 });
@@ -294,7 +291,7 @@ describe.each(securityBackends)('operator surfaces on %s', (backend) => {
       expect(response.status, id).toBe(302);
     }
     expect((await actions()).retried).toBe(before.retried + 2);
-    const left = (await app.runtime.bus.deadLetters()).map((d) => d.id);
+    const left = (await app.runtime.deadLetters.list()).map((d) => d.id);
     expect(left).not.toContain(first);
     expect(left).not.toContain(second);
   });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { competitorNameKey, competitorNameStream } from '#events/streams.ts';
 import type { Command } from '#events/command.ts';
-import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
+import { addCompetitorCommand, envelope, giveUp } from '#tests/support/runtime-pieces.ts';
 import { TEST_PASSWORD } from '#tests/support/test-app.ts';
 import { TestClient } from '#tests/support/test-client.ts';
 import {
@@ -820,11 +820,7 @@ describe.each(securityBackends)('racing changes on %s', (backend) => {
 
   it('two admins act on the same dead letter at once: one action, one event, the other told what happened', async () => {
     const second = (await freshUser(app, 'admin', 'operator')).client;
-    const id = String(700_000_000 + Math.floor(Math.random() * 100_000_000));
-    await app.runtime.bus.deadLetter(
-      { id, envelope: envelope(addCompetitorCommand(unique('Dead'))), deliveryCount: 5 },
-      'handler threw: boom',
-    );
+    const id = await giveUp(app.runtime, envelope(addCompetitorCommand(unique('Dead'))));
     const before =
       (await eventCount(app, 'DeadLetterRetried')) + (await eventCount(app, 'DeadLetterDiscarded'));
     await admin.get('/ops');

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { eventRegistry } from '#events/all-events.ts';
+import type { CommandBus } from '#events/bus/command-bus.ts';
 import type { Command, CommandEnvelope } from '#events/command.ts';
 import type { Actor } from '#events/envelope.ts';
+import type { DeadLetterStore } from '#events/store/dead-letters.ts';
 import { createEventStore } from '#events/store/event-store.ts';
 import { createLogger } from '#infra/logger.ts';
 import { allProjections } from '#projections/all-projections.ts';
@@ -58,4 +60,20 @@ export function addCompetitorCommand(
       ...overrides,
     },
   };
+}
+
+/**
+ * Puts a command in the dead letters as a worker does after too many failures (through the bus, which
+ * records it and acknowledges its entry); the letter's id, as /ops links to it.
+ */
+export async function giveUp(
+  runtime: { bus: CommandBus; deadLetters: DeadLetterStore },
+  letter: CommandEnvelope,
+  error = 'handler threw: boom',
+): Promise<string> {
+  await runtime.bus.deadLetter({ id: `${Date.now()}-0`, envelope: letter, deliveryCount: 5 }, error);
+  const stored = await runtime.deadLetters.list(10_000);
+  const found = stored.find((d) => d.envelope?.commandId === letter.commandId);
+  if (!found) throw new Error(`the dead letter of ${letter.commandId} was not stored`);
+  return found.id;
 }

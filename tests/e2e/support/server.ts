@@ -54,6 +54,8 @@ export interface RunningServer {
   url: string;
   port: number;
   dataDir: string;
+  /** Its Postgres database (`backend: 'postgres'`), for tests that prepare data the UI cannot make. */
+  databaseUrl: string | undefined;
   /** The server process, for tests that crash it (`process.kill(pid, 'SIGKILL')`, then `stop()`). */
   pid: number;
   /** What the server printed so far (stdout and stderr, last 64 KiB each), for failure messages. */
@@ -185,7 +187,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     throw error;
   }
 
-  return { url, port, dataDir, pid: child.pid ?? 0, output: () => ({ ...output }), stop: cleanup };
+  return {
+    ...{ url, port, dataDir, databaseUrl: database?.url, pid: child.pid ?? 0 },
+    output: () => ({ ...output }),
+    stop: cleanup,
+  };
 }
 
 async function waitUntilReady(

@@ -7,17 +7,12 @@ import type { OpsStatus } from './ops.page.tsx';
 const DEAD_LETTERS_LISTED = 50;
 
 /**
- * The command bus's part of /ops, or undefined when the bus does not answer (Redis down or restarting):
- * that is when an operator most needs the rest of the page, so it is shown without this part.
+ * The commands awaiting acknowledgement on the bus, or undefined when the bus does not answer (Redis down
+ * or restarting): that is when an operator most needs the rest of the page, so it is shown without this.
  */
-async function busStatus(deps: AppDeps) {
+async function pendingOnBus(deps: AppDeps): Promise<number | undefined> {
   try {
-    const [deadLetters, deadLetterCount, pending] = await Promise.all([
-      deps.bus.deadLetters(DEAD_LETTERS_LISTED),
-      deps.bus.deadLetterCount(),
-      deps.bus.pendingCount(),
-    ]);
-    return { deadLetters, deadLetterCount, pending };
+    return await deps.bus.pendingCount();
   } catch (error) {
     deps.log.warn({ err: error }, '/ops: the command bus did not answer');
     return undefined;
@@ -37,7 +32,11 @@ export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
      GROUP BY m.ago ORDER BY m.ago DESC`,
   );
   const perMinute = minutes.map((m) => m.n);
-  const bus = await busStatus(deps);
+  const [deadLetters, deadLetterCount, pending] = await Promise.all([
+    deps.deadLetters.list(DEAD_LETTERS_LISTED),
+    deps.deadLetters.count(),
+    pendingOnBus(deps),
+  ]);
   return {
     head: lags[0]?.head ?? (await deps.store.headPosition()),
     projections: lags.map((l) => ({
@@ -49,12 +48,12 @@ export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
       lagSeconds: l.lagSeconds,
       updatedAt: l.updatedAt,
     })),
-    pending: bus?.pending,
+    pending,
     // The inbox, not the bus: it holds what the bus lost and what no worker has read.
     backlog: await deps.inbox.backlog(),
-    deadLetters: bus?.deadLetters,
-    deadLetterCount: bus?.deadLetterCount ?? 0,
-    unfinished: Object.fromEntries(await recordedLetterActions(pool, bus?.deadLetters ?? [])),
+    deadLetters,
+    deadLetterCount,
+    unfinished: Object.fromEntries(await recordedLetterActions(pool, deadLetters)),
     eventsLastMinute: perMinute.at(-1) ?? 0,
     eventsLastHour: perMinute.reduce((a, b) => a + b, 0),
     perMinute,

@@ -1,4 +1,4 @@
-import type { DeadLetter } from '#events/bus/command-bus.ts';
+import type { DeadLetter } from '#events/store/dead-letters.ts';
 import { CsrfField } from '../../components/form-field.tsx';
 import { formatTime } from '../../components/format.ts';
 import { Layout } from '../layout.tsx';
@@ -17,14 +17,15 @@ export interface OpsStatus {
     lagSeconds: number;
     updatedAt: Date | null;
   }[];
-  /** Both undefined when the command bus did not answer (the rest of the page still shows). */
+  /** Undefined when the command bus did not answer (the rest of the page still shows). */
   pending: number | undefined;
   /** Changes accepted (in the inbox) and not handled yet, and how long the oldest has waited. */
   backlog: { count: number; oldestSeconds: number };
-  deadLetters: DeadLetter[] | undefined;
+  /** Kept in the database: listed, retried and discarded whether or not the bus answers. */
+  deadLetters: DeadLetter[];
   /** All dead letters, of which `deadLetters` are the newest. */
   deadLetterCount: number;
-  /** Dead letters (by id) whose Retry or Discard is recorded but not yet carried out on the bus. */
+  /** Dead letters (by id) whose Retry or Discard is recorded but not carried out yet. */
   unfinished: Record<string, 'retry' | 'discard'>;
   eventsLastMinute: number;
   eventsLastHour: number;
@@ -137,6 +138,13 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
         <dt>Commands awaiting acknowledgement</dt>
         <dd>{status.pending ?? 'unknown'}</dd>
       </dl>
+      {status.pending === undefined ? (
+        <p className="field__error" role="alert">
+          The command bus did not answer, so the commands awaiting acknowledgement cannot be shown right now,
+          and no worker receives new changes: they wait in the inbox until it answers. This page asks again
+          every few seconds.
+        </p>
+      ) : null}
       <h2>Projections</h2>
       <table className="simple-table">
         <ColumnHeads
@@ -168,12 +176,7 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
         </tbody>
       </table>
       <h2>Dead letters</h2>
-      {status.deadLetters === undefined ? (
-        <p className="field__error" role="alert">
-          The command bus did not answer, so the dead letters and the commands awaiting acknowledgement cannot
-          be shown right now. This page asks again every few seconds.
-        </p>
-      ) : status.deadLetters.length === 0 ? (
+      {status.deadLetters.length === 0 ? (
         <p className="field__hint">None: every command was handled.</p>
       ) : (
         <>
@@ -200,7 +203,7 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
                   <td>
                     {status.unfinished[d.id] ? (
                       <p className="field__hint" role="status">
-                        {`${status.unfinished[d.id] === 'retry' ? 'Retry' : 'Discard'} recorded, not carried out: the command bus did not answer. Either button finishes it.`}
+                        {`${status.unfinished[d.id] === 'retry' ? 'Retry' : 'Discard'} recorded, not carried out. Either button finishes it.`}
                       </p>
                     ) : null}
                     <DeadLetterActions letter={d} csrfToken={csrfToken} />

@@ -6,18 +6,22 @@ import { parseCommand, type BusEnvelope } from '#events/command-shape.ts';
 import type { Outcome } from '#events/command.ts';
 import { createLogger } from '#infra/logger.ts';
 import { startCommandWorker } from '#services/command-worker.ts';
+import { withDeadLetterDb } from '#tests/support/dead-letter-db.ts';
 import { envelope } from '#tests/support/runtime-pieces.ts';
 
 /** A delete command; an id that is not a uuid passes the shape check but not the full parse. */
 const deleting = (competitorId: string): BusEnvelope =>
   envelope({ type: 'DeleteCompetitor', payload: { competitorId } });
 
+/** Where the buses here put what they give up on: a real store on an embedded database. */
+const deadLetters = withDeadLetterDb();
+
 describe('command worker and the full parse of a command', () => {
   it('dead-letters a command that passed the shape check but not the parse, and handles the rest', async () => {
-    const bus = new MemoryCommandBus();
+    const bus = new MemoryCommandBus(deadLetters.store);
     const good = deleting(randomUUID());
     const bad = deleting('not-a-uuid');
-    const badId = await bus.send(bad);
+    await bus.send(bad);
     await bus.send(good);
     const handled: string[] = [];
     let allDone: () => void = () => undefined;
@@ -43,9 +47,8 @@ describe('command worker and the full parse of a command', () => {
     await worker.stop();
     expect(handled).toEqual([good.commandId]);
     expect(await bus.pendingCount()).toBe(0);
-    expect(await bus.deadLetters()).toEqual([
+    expect(await deadLetters.stored()).toEqual([
       {
-        id: badId,
         envelope: null,
         raw: JSON.stringify(bad),
         error: 'not a valid command envelope',

@@ -7,6 +7,7 @@ import type { Outcome } from '#events/command.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
 import { createLogger } from '#infra/logger.ts';
 import { startCommandWorker, type WorkerOptions } from '#services/command-worker.ts';
+import { withDeadLetterDb } from '#tests/support/dead-letter-db.ts';
 import { envelope } from '#tests/support/runtime-pieces.ts';
 
 const silent = createLogger('silent');
@@ -37,9 +38,12 @@ function worker(options: Partial<WorkerOptions> & Pick<WorkerOptions, 'bus' | 'r
 const turns = (n: number) =>
   new Promise<void>((resolve) => setImmediate(() => (n > 0 ? resolve(turns(n - 1)) : resolve())));
 
+/** Where the buses here put what they give up on: a real store on an embedded database. */
+const deadLetters = withDeadLetterDb();
+
 describe('command worker', () => {
   it('keeps each aggregate in send order, answers every command, settles the batch before acknowledging it', async () => {
-    const bus = new MemoryCommandBus();
+    const bus = new MemoryCommandBus(deadLetters.store);
     const results = new MemoryResultChannel();
     const competitors = [randomUUID(), randomUUID(), randomUUID()];
     const sent = Array.from({ length: 30 }, (_, i) => note(competitors[i % 3]!, `v${i}`));
@@ -80,7 +84,7 @@ describe('command worker', () => {
   });
 
   it('waits out a database outage instead of counting it against the command', async () => {
-    const bus = new MemoryCommandBus();
+    const bus = new MemoryCommandBus(deadLetters.store);
     const results = new MemoryResultChannel();
     const envelope = note(randomUUID(), 'v');
     await bus.send(envelope);
@@ -103,16 +107,16 @@ describe('command worker', () => {
     await w.stop();
     expect(attempts).toBe(3);
     expect(database).toEqual([false, false, true]);
-    expect(await bus.deadLetters()).toEqual([]);
+    expect(await deadLetters.stored()).toEqual([]);
     expect(await bus.pendingCount()).toBe(0);
   });
 
   it('leaves a failing command for redelivery, then dead-letters it after maxDeliveries and tells its requester', async () => {
-    const bus = new MemoryCommandBus({ claimIdleMs: 30 });
+    const bus = new MemoryCommandBus(deadLetters.store, { claimIdleMs: 30 });
     const results = new MemoryResultChannel();
     const failing = note(randomUUID(), 'bad');
     const fine = note(randomUUID(), 'good');
-    const failingId = await bus.send(failing);
+    await bus.send(failing);
     await bus.send(fine);
     const settled: string[] = [];
     const inbox = {
@@ -136,9 +140,7 @@ describe('command worker', () => {
     expect(got.get(fine.commandId)).toEqual(accepted);
     expect(got.get(failing.commandId)).toMatchObject({ status: 'rejected', code: 'failed' });
     expect(failures).toBe(2);
-    expect(await bus.deadLetters()).toEqual([
-      { id: failingId, envelope: failing, error: 'boom', deliveryCount: 2 },
-    ]);
+    expect(await deadLetters.stored()).toEqual([{ envelope: failing, error: 'boom', deliveryCount: 2 }]);
     expect(settled.sort()).toEqual([failing.commandId, fine.commandId].sort());
     expect(await bus.pendingCount()).toBe(0);
   });
