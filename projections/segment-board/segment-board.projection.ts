@@ -1,16 +1,21 @@
 import type { Recorded } from '#events/envelope.ts';
 import { applyMove } from '#events/ordering/apply-move.ts';
-import type { OrderingEvent } from '#events/ordering/events.ts';
+import { orderingEventTypes, type OrderingEvent } from '#events/ordering/events.ts';
 import type { SegmentEvent } from '#events/segment/events.ts';
+import { orderingStream } from '#events/streams.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import { defineProjection } from '../projection.ts';
 
-/** The segments, in board order. */
+/**
+ * The segments, in board order, and the version of the ordering stream that order reflects: every
+ * ordering event moves it, so the board page can tell whether its segment order is as new as the
+ * competitors' order it shows beside it (web/pages/ordering).
+ */
 export const segmentBoardProjection = defineProjection({
   name: 'segment-board',
-  version: 1,
-  tables: ['segment_board'],
-  handles: ['SegmentAdded', 'SegmentsReordered'],
+  version: 2,
+  tables: ['segment_board', 'segment_board_order'],
+  handles: ['SegmentAdded', ...orderingEventTypes],
 
   async apply(db, events, tables) {
     // In log order: additions in runs, each reorder on the positions as they stand.
@@ -28,6 +33,14 @@ export const segmentBoardProjection = defineProjection({
       }
     }
     await addSegments(db, added, tables.segment_board);
+    const versions = events.filter((e) => e.stream === orderingStream()).map((e) => e.streamVersion);
+    if (versions.length > 0) {
+      await db.query(
+        `INSERT INTO ${tables.segment_board_order} (id, version) VALUES (true, $1)
+         ON CONFLICT (id) DO UPDATE SET version = greatest(${tables.segment_board_order}.version, EXCLUDED.version)`,
+        [Math.max(...versions)],
+      );
+    }
   },
 });
 

@@ -3,12 +3,7 @@ import { z } from 'zod';
 import type { Command } from '#events/command.ts';
 import { MAX_ORDERED_ITEMS } from '#events/ordering/commands.ts';
 import { ValidationError } from '#infra/errors.ts';
-import {
-  competitorsByRank,
-  orderingVersion,
-  type SortableCompetitor,
-} from '#projections/competitor-list/ordering.queries.ts';
-import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
+import { readOrdering, type SortableCompetitor } from '#projections/competitor-list/ordering.queries.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { can } from '#events/user/permissions.ts';
@@ -28,16 +23,14 @@ export const orderingProjections = ['competitor-list', 'segment-board'] as const
 const role = (ctx: RouterContext) => (ctx.state.user as SessionUser).role;
 
 async function loadRanking(deps: AppDeps) {
-  const [rows, version] = await Promise.all([
-    competitorsByRank(deps.db.pool, MAX_ORDERED_ITEMS + 1),
-    orderingVersion(deps.db.pool),
-  ]);
-  const complete = rows.length <= MAX_ORDERED_ITEMS;
-  return { rows, version, complete };
+  const view = await readOrdering(deps.db.pool, MAX_ORDERED_ITEMS + 1);
+  const complete = view.rows.length <= MAX_ORDERED_ITEMS;
+  return { ...view, version: view.rankingVersion, complete };
 }
 
 async function loadBoard(deps: AppDeps, canSort: boolean): Promise<BoardView> {
-  const [segments, ranking] = await Promise.all([listSegments(deps.db.pool), loadRanking(deps)]);
+  const ranking = await loadRanking(deps);
+  const { segments } = ranking;
   const bySegment = new Map<string, SortableCompetitor[]>(segments.map((s) => [s.id, []]));
   for (const c of ranking.rows) bySegment.get(c.segmentId)?.push(c);
   return {
@@ -49,7 +42,7 @@ async function loadBoard(deps: AppDeps, canSort: boolean): Promise<BoardView> {
         competitors: ranking.complete ? all : all.slice(0, READ_ONLY_PER_SEGMENT),
       };
     }),
-    version: ranking.version,
+    version: ranking.boardVersion,
     sortable: canSort && ranking.complete,
   };
 }
@@ -102,17 +95,14 @@ async function submitMove(
 
 export const orderingRoutes: RouteDef[] = [
   route('GET', '/ranking', 'ranking.view', async (ctx, deps) => {
-    const { rows, version, complete } = await loadRanking(deps);
-    const { rows: total } = await deps.db.pool.query<{ n: number }>(
-      'SELECT coalesce(max(rank), 0)::int AS n FROM competitor_list',
-    );
+    const { rows, version, complete, total } = await loadRanking(deps);
     renderHtml(
       ctx,
       <RankingPage
         page={pageContext(ctx)}
         view={{
           rows: complete ? rows : rows.slice(0, READ_ONLY_TOP),
-          total: total[0]?.n ?? rows.length,
+          total,
           version,
           sortable: complete && can(role(ctx), 'ranking.reorder'),
         }}
