@@ -37,6 +37,19 @@ export function createEventLogReader(pool: Queryable, registry: EventRegistry) {
     },
 
     /**
+     * The events of one type in `stream` that name this competitor (`data.competitorId`), oldest
+     * first: a competitor's board moves live in the ordering stream, not in its own.
+     */
+    async readAbout(stream: string, type: string, competitorId: string): Promise<RecordedEvent[]> {
+      const { rows } = await pool.query<EventRow>(
+        `SELECT ${eventColumns} FROM events
+         WHERE stream = $1 AND type = $2 AND data->>'competitorId' = $3 ORDER BY stream_version`,
+        [stream, type, competitorId],
+      );
+      return rows.map((row) => recordedEvent(row, registry));
+    },
+
+    /**
      * Events after `after` in commit-safe order: ordered by (transaction, position) and only below the
      * oldest transaction still running, so an event committed late can never be passed over.
      */

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderingStream } from '#events/streams.ts';
-import { runs } from '#tests/support/environment.ts';
+import { databaseBackends, runs } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { readBoard } from '#tests/support/segment-board.ts';
 import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
@@ -173,5 +173,47 @@ describe.runIf(runs('postgres'))('the segment board while one read model is behi
       release();
       pool.query = original;
     }
+  });
+});
+
+describe.each(databaseBackends)('the "as of" battlecard on %s', (backend) => {
+  let app: TestApp;
+  let editor: TestClient;
+  let id = '';
+
+  beforeAll(async () => {
+    app = await startTestApp(backend, { demoData: false });
+    editor = await app.client('editor');
+    const command = addCompetitorCommand('Zulu Analytics', { segmentId: 'enterprise' });
+    expect((await app.runtime.route(envelope(command))).status).toBe('accepted');
+    id = command.payload.competitorId;
+    await app.runtime.store.notifyAppended();
+    const deadline = Date.now() + 10_000;
+    while (!(await readBoard(editor)).groups[0]?.items.includes(id) && Date.now() < deadline) await sleep(20);
+  });
+  afterAll(async () => app?.close());
+
+  it('shows the segment the board moved the competitor to, and no made-up rank', async () => {
+    const board = await readBoard(editor);
+    const payload = board.groups.map((g) => ({
+      id: g.id,
+      items: g.id === 'smb' ? [...g.items, id] : g.items.filter((i) => i !== id),
+    }));
+    const moved = await editor.postJson(
+      '/components/segments',
+      { method: 'reorganize', payload: grouped(payload), expect: { version: board.version } },
+      { headers: { 'Idempotency-Key': crypto.randomUUID() } },
+    );
+    expect(((await moved.json()) as Answer).status).toBe('accepted');
+    const fact = (html: string, label: string) =>
+      new RegExp(`<dt>${label}</dt><dd>([^<]*)</dd>`).exec(html)?.[1];
+    const live = await (await editor.get(`/competitors/${id}`)).text();
+    expect(fact(live, 'Segment')).toBe('SMB');
+    // A moment after the move: the card as it was then is the card as it is now.
+    const later = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19);
+    const asOf = await (await editor.get(`/competitors/${id}/history?asOf=${later}`)).text();
+    expect(asOf).toContain('Historical view');
+    expect(fact(asOf, 'Segment')).toBe('SMB');
+    expect(fact(asOf, 'Rank')).toBe('—');
   });
 });

@@ -19,7 +19,8 @@ export function Battlecard({
     <div className="battlecard" id="battlecard" data-competitor-id={c.id}>
       <dl className="battlecard__facts">
         <dt>Rank</dt>
-        <dd>{c.rank.toLocaleString('en-US')}</dd>
+        {/* A past moment's card has no rank (competitorAsOf): none is shown rather than "0". */}
+        <dd>{c.rank > 0 ? c.rank.toLocaleString('en-US') : '—'}</dd>
         <dt>Segment</dt>
         <dd>{c.segmentName}</dd>
         <dt>Threat</dt>
