@@ -217,3 +217,50 @@ describe.each(databaseBackends)('the "as of" battlecard on %s', (backend) => {
     expect(fact(asOf, 'Rank')).toBe('—');
   });
 });
+
+describe('the note history of a long, often rewritten note', () => {
+  let app: TestApp;
+  let editor: TestClient;
+  let id = '';
+  const VERSIONS = 30;
+  // Two unrelated notes of 1,000 words (about 4,000 characters, well within the 10,000 allowed).
+  const note = (seed: number) => Array.from({ length: 1_000 }, (_, i) => `w${(i * seed) % 97}`).join(' ');
+
+  beforeAll(async () => {
+    app = await startTestApp('embedded', { demoData: false });
+    editor = await app.client('editor');
+    const command = addCompetitorCommand('Yankee Metrics');
+    expect((await app.runtime.route(envelope(command))).status).toBe('accepted');
+    id = command.payload.competitorId;
+    for (let v = 1; v <= VERSIONS; v++) {
+      const value = note(v % 2 === 0 ? 7 : 11);
+      const saved = await app.runtime.route(
+        envelope({ type: 'UpdateCompetitorNote', payload: { competitorId: id, column: 'general', value } }),
+      );
+      expect(saved.status).toBe('accepted');
+    }
+    await app.runtime.store.notifyAppended();
+    const deadline = Date.now() + 20_000;
+    const count = async () =>
+      (
+        await app.db.pool.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM note_history WHERE competitor_id = $1',
+          [id],
+        )
+      ).rows[0]?.n ?? 0;
+    while ((await count()) < VERSIONS && Date.now() < deadline) await sleep(50);
+  }, 120_000);
+  afterAll(async () => app?.close());
+
+  it('compares words within one budget per page: the newest changes word by word, older ones whole', async () => {
+    const html = await (await editor.get(`/competitors/${id}/history`)).text();
+    const entries = [...html.matchAll(/data-history-entry="general:(\d+)"[\s\S]*?<\/li>/g)];
+    expect(entries).toHaveLength(VERSIONS);
+    const marks = (entry: string) => (entry.match(/<(ins|del)>/g) ?? []).length;
+    // The newest version (first) is a word diff: many small marks.
+    expect(marks(entries[0]?.[0] ?? '')).toBeGreaterThan(2);
+    // The page does not compare every pair of 1,000-word versions (each ~4 million token pairs): the
+    // oldest rewrites are shown as the old text removed and the new one added.
+    expect(marks(entries.at(-2)?.[0] ?? '')).toBe(2);
+  });
+});

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { wordDiff } from '#web/components/word-diff.ts';
+import { wordDiff, wordDiffs } from '#web/components/word-diff.ts';
 
 const join = (parts: ReturnType<typeof wordDiff>, kinds: string[]) =>
   parts
@@ -22,6 +22,30 @@ describe('word diff', () => {
     expect(wordDiff('cheap plans', 'cheap plans today')).toEqual([
       { kind: 'same', text: 'cheap plans' },
       { kind: 'added', text: ' today' },
+    ]);
+  });
+
+  it('many pairs share one budget: only the changed middle counts, and past the budget a pair is replaced whole', () => {
+    // 'b' against 'x' is one token pair; the second pair needs four and finds the budget spent.
+    expect(
+      wordDiffs(
+        [
+          ['a b c', 'a x c'],
+          ['p q', 'r s'],
+        ],
+        1,
+      ),
+    ).toEqual([
+      [
+        { kind: 'same', text: 'a ' },
+        { kind: 'removed', text: 'b' },
+        { kind: 'added', text: 'x' },
+        { kind: 'same', text: ' c' },
+      ],
+      [
+        { kind: 'removed', text: 'p q' },
+        { kind: 'added', text: 'r s' },
+      ],
     ]);
   });
 

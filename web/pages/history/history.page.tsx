@@ -1,7 +1,7 @@
 import { noteColumns } from '#events/competitor/fields.ts';
 import type { CompetitorRow } from '#projections/competitor-list/competitor-row.ts';
 import type { NoteVersion } from '#projections/note-history/note-history.queries.ts';
-import { wordDiff } from '../../components/word-diff.ts';
+import { wordDiffs, type DiffPart } from '../../components/word-diff.ts';
 import { Battlecard } from '../competitors/battlecard.page.tsx';
 import { formatTime } from '../../components/format.ts';
 import { noteLabels } from '../competitors/competitor-table.tsx';
@@ -19,8 +19,7 @@ export interface HistoryProps {
 }
 
 /** Old → new, word by word. A replaced word reads "old new": a space separates the pair on screen. */
-function Diff({ before, after }: { before: string; after: string }) {
-  const parts = wordDiff(before, after);
+function Diff({ parts }: { parts: DiffPart[] }) {
   return (
     <p className="diff note-card__text">
       {parts.map((part, i) =>
@@ -40,6 +39,8 @@ function Diff({ before, after }: { before: string; after: string }) {
 }
 
 export function HistoryPage({ page, competitorId, name, deleted, column, versions, asOf }: HistoryProps) {
+  // One budget for the whole page, newest first: a long history of rewritten notes stays cheap to show.
+  const diffs = wordDiffs(versions.map((v) => [v.previousValue, v.value] as const));
   return (
     <Layout page={page} title={`History of ${name}`}>
       <div className="page-header">
@@ -92,7 +93,7 @@ export function HistoryPage({ page, competitorId, name, deleted, column, version
         <p className="field__hint">No note changes{column ? ` to ${column}` : ''} yet.</p>
       ) : (
         <ol className="history-list">
-          {versions.map((v) => (
+          {versions.map((v, i) => (
             <li
               key={`${v.column}-${v.noteVersion}`}
               className="note-card"
@@ -105,7 +106,7 @@ export function HistoryPage({ page, competitorId, name, deleted, column, version
                 {v.actorName},{' '}
                 <time dateTime={v.changedAt.toISOString()}>{formatTime(v.changedAt.toISOString())}</time>
               </p>
-              <Diff before={v.previousValue} after={v.value} />
+              <Diff parts={diffs[i] ?? []} />
             </li>
           ))}
         </ol>
