@@ -24,7 +24,7 @@ export async function createAccount(
   db: Queryable,
   dispatch: Dispatch,
   account: NewAccount,
-): Promise<{ userId: string; outcome: Outcome | undefined }> {
+): Promise<{ userId: string; outcome: Outcome | undefined; storedPassword: boolean }> {
   const userId = account.userId ?? randomUUID();
   const hash = await hashPassword(account.password);
   const inserted = await db.query(
@@ -36,6 +36,7 @@ export async function createAccount(
     return {
       userId,
       outcome: { status: 'rejected', code: 'conflict', message: 'This user already exists.' },
+      storedPassword: false,
     };
   const outcome = await dispatch({
     type: 'AddUser',
@@ -45,7 +46,9 @@ export async function createAccount(
   // user's (a key that names an existing user is refused, and must not cost that user their password).
   if (outcome?.status === 'rejected' && inserted.rowCount === 1)
     await db.query('DELETE FROM user_credentials WHERE user_id = $1', [userId]);
-  return { userId, outcome };
+  // False when the row was there already: this same request retried, or another instance creating the
+  // same user at the same moment (the first admin) whose password is the one stored.
+  return { userId, outcome, storedPassword: inserted.rowCount === 1 };
 }
 
 export async function checkPassword(db: Queryable, userId: string, password: string): Promise<boolean> {

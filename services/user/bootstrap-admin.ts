@@ -9,7 +9,8 @@ import { createAccount } from './accounts.ts';
 
 /**
  * With no users at all, creates the first admin. Returns the credentials to print once, or undefined
- * when there were users already (or another instance created the admin at the same moment).
+ * when there were users already, or another instance created the admin at the same moment (it prints
+ * its own password, the one that works).
  */
 export async function bootstrapAdmin(
   db: Queryable,
@@ -20,7 +21,7 @@ export async function bootstrapAdmin(
   if ((await store.readStream(usersStream())).version > 0) return undefined;
   const password = options.password ?? randomPassword();
   const at = (options.clock ?? (() => new Date()))().toISOString();
-  const { outcome } = await createAccount(
+  const { outcome, storedPassword } = await createAccount(
     db,
     (command) =>
       route({ commandId: 'bootstrap:admin', correlationId: 'bootstrap', actor: systemActor, at, command }),
@@ -32,7 +33,9 @@ export async function bootstrapAdmin(
       password,
     },
   );
-  return outcome?.status === 'accepted' && outcome.positions.length > 0
+  // Instances starting at once on an empty database each get here with a password of their own; the same
+  // command id makes them one admin, whose password is the first one stored: only that one is printed.
+  return outcome?.status === 'accepted' && outcome.positions.length > 0 && storedPassword
     ? { email: options.email, password }
     : undefined;
 }
