@@ -33,7 +33,8 @@ type BatchResult =
   | { kind: 'idle' }
   | { kind: 'unsettled' }
   | { kind: 'busy' }
-  | { kind: 'stale' };
+  | { kind: 'stale' }
+  | { kind: 'newer'; builtVersion: number };
 
 /**
  * Keeps every projection caught up with the log. Each batch reads events in commit-safe order and
@@ -98,6 +99,7 @@ export class ProjectionRunner {
     let deadline = Date.now() + timeoutMs;
     for (;;) {
       const result = await this.batch(projection);
+      if (result.kind === 'newer') throw new NewerProjectionError(projection, result.builtVersion);
       if (result.kind === 'stale') {
         await this.upgrade(projection);
         // Another process may be the one rebuilding it: look again shortly.
@@ -128,6 +130,7 @@ export class ProjectionRunner {
     const pollMs = this.options.pollMs ?? 2_000;
     let delayMs = 0;
     let backoffMs = 0;
+    let standingBy = false;
     this.dirty.add(projection.name);
     while (this.running) {
       if (!this.dirty.has(projection.name) || delayMs > 0) {
@@ -159,7 +162,17 @@ export class ProjectionRunner {
           // The old tables keep serving while the new version is built beside them.
           void this.upgrade(projection).catch(() => undefined);
           delayMs = pollMs;
+        } else if (result.kind === 'newer') {
+          // A rolling upgrade: newer instances run it now. Said once; looked at again in case of a rollback.
+          if (!standingBy)
+            log.warn(
+              { projection: projection.name },
+              new NewerProjectionError(projection, result.builtVersion).message,
+            );
+          standingBy = true;
+          delayMs = pollMs;
         }
+        if (result.kind !== 'newer') standingBy = false;
       } catch (error) {
         log.error({ err: error, projection: projection.name }, 'projection batch failed; retrying');
         delayMs = 1_000;
@@ -179,6 +192,7 @@ export class ProjectionRunner {
       });
       if (!rows[0]?.owner) return { kind: 'busy' };
       const checkpoint = await openCheckpoint(client, projection);
+      if (typeof checkpoint === 'number') return { kind: 'newer', builtVersion: checkpoint };
       if (checkpoint === 'stale') return { kind: 'stale' };
       const { events, scannedTo } = await store.readTypes(checkpoint, projection.handles, batchSize, client);
       const last = events.at(-1);
@@ -241,10 +255,13 @@ export class ProjectionRunner {
 }
 
 /**
- * Reads (creating if needed) the projection's checkpoint. A checkpoint from another version of the
- * projection's code means its read model is stale: the runner leaves it serving and has it rebuilt.
+ * Reads (creating if needed) the projection's checkpoint. A checkpoint from an older version of the
+ * projection's code means its read model is stale: the runner leaves it serving and has it rebuilt. One
+ * from a newer version (the version it was built with is answered) belongs to newer instances running
+ * beside this one during a rolling upgrade: rebuilding it back to this version would undo their rebuild,
+ * and they ours, for as long as both run, each swap putting tables of the other shape under their pages.
  */
-async function openCheckpoint(db: Queryable, projection: Projection): Promise<Checkpoint | 'stale'> {
+async function openCheckpoint(db: Queryable, projection: Projection): Promise<Checkpoint | 'stale' | number> {
   const { rows } = await db.query<{ version: number; transaction_id: string; position: number }>({
     name: 'rivals-checkpoint-open',
     text: `SELECT version, transaction_id::text AS transaction_id, position FROM projection_checkpoints
@@ -254,13 +271,23 @@ async function openCheckpoint(db: Queryable, projection: Projection): Promise<Ch
   const row = rows[0];
   if (row?.version === projection.version)
     return { transactionId: row.transaction_id, position: row.position };
-  if (row) return 'stale';
+  if (row) return row.version > projection.version ? row.version : 'stale';
   // Never run: its tables are as the migrations made them.
   await db.query(
     `INSERT INTO projection_checkpoints (projection, version) VALUES ($1, $2) ON CONFLICT (projection) DO NOTHING`,
     [projection.name, projection.version],
   );
   return startOfLog;
+}
+
+/** A projection built by a newer version of the code than this process runs: left to that version. */
+export class NewerProjectionError extends Error {
+  override name = 'NewerProjectionError';
+  constructor(projection: Projection, builtVersion: number) {
+    super(
+      `${projection.name} is built by a newer version of Rivals (projection version ${builtVersion}, this process has ${projection.version}); this process leaves it to the newer instances`,
+    );
+  }
 }
 
 export const checkpointReached = (checkpoint: Checkpoint, target: Checkpoint): boolean =>

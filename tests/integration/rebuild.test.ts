@@ -166,6 +166,23 @@ describe.each(databaseBackends)('rebuilding projections on %s', (backend) => {
       `SELECT count(*)::int AS n FROM competitor_list WHERE name = 'stale'`,
     );
     expect(stale[0]?.n).toBe(0);
+
+    // A rolling upgrade: an instance still on the previous version neither rebuilds it back to its own
+    // version (the two would undo each other's rebuild for as long as both run) nor writes to it.
+    const previous = new ProjectionRunner({
+      db,
+      store,
+      projections: [competitorListProjection],
+      log: silentLog,
+    });
+    await expect(previous.catchUp(competitorListProjection, 2_000)).rejects.toThrow(
+      `competitor-list is built by a newer version of Rivals (projection version ${bumped.version}, this process has ${competitorListProjection.version})`,
+    );
+    const { rows: after } = await db.pool.query<{ version: number }>(
+      `SELECT version FROM projection_checkpoints WHERE projection = 'competitor-list'`,
+    );
+    expect(after[0]?.version).toBe(bumped.version);
+
     // Back to the code's version for the other tests.
     await rebuildProjections(db, store, [competitorListProjection]);
   });
