@@ -200,9 +200,13 @@ describe.each(redisBackends)('login limiter (%s)', (store) => {
   let limiter: LoginLimiter;
   const prefix = `test-limiter-${randomUUID()}:`;
 
-  beforeAll(() => {
-    if (store === 'redis')
+  beforeAll(async () => {
+    if (store === 'redis') {
       redis = createRedisClient(backendUrl('redis'), createLogger('silent'), { name: 'limiter-test' });
+      // Connected first, as in the app (the bus connects before requests come): until then the limiter
+      // counts in memory, as it does while Redis is unreachable (tests/fault/redis-outage.test.ts).
+      await redis.ping();
+    }
     limiter = createLoginLimiter(redis, prefix);
   });
 

@@ -12,25 +12,38 @@ const PER_PAIR = 5;
 const PER_ADDRESS = 20;
 
 /**
- * Failed sign-ins allowed per minute (memory embedded, Redis scaled), chosen so an attacker cannot use
- * the lock against someone else (docs/decisions/0009-login-lockout.md):
+ * Failed sign-ins allowed per minute (memory embedded, Redis scaled, this instance's memory while Redis
+ * is unreachable), chosen so an attacker cannot use the lock against someone else
+ * (docs/decisions/0009-login-lockout.md):
  * - 5 per account *and address*: guessing one account from one place stops, but the owner signing in
  *   from their own address is never locked by failures sent from elsewhere;
  * - 20 per address across all accounts: one place cannot spray many accounts.
  * A success clears that pair.
  */
 export function createLoginLimiter(redis: Redis | undefined, prefix: string): LoginLimiter {
-  const make = (points: number, keyPrefix: string): RateLimiterAbstract =>
-    redis
-      ? new RateLimiterRedis({ storeClient: redis, points, duration: 60, keyPrefix: `${prefix}${keyPrefix}` })
-      : new RateLimiterMemory({ points, duration: 60, keyPrefix });
+  /** Each limit in memory, and (scaled) in Redis with the memory one standing in while Redis is away. */
+  const make = (points: number, keyPrefix: string) => {
+    const memory = new RateLimiterMemory({ points, duration: 60, keyPrefix });
+    if (!redis) return { shared: memory as RateLimiterAbstract, memory };
+    // While Redis is away (a restart), this instance counts on its own instead of waiting out the command
+    // timeout and failing the sign-in: the limits hold per instance until Redis is back.
+    const shared = new RateLimiterRedis({
+      storeClient: redis,
+      points,
+      duration: 60,
+      keyPrefix: `${prefix}${keyPrefix}`,
+      insuranceLimiter: memory,
+      rejectIfRedisNotReady: true,
+    });
+    return { shared, memory };
+  };
   const perPair = make(PER_PAIR, 'login-pair');
   const perAddress = make(PER_ADDRESS, 'login-ip');
   const pair = (email: string, ip: string) => `${email.trim().toLowerCase()}|${ip}`;
 
   return {
     async retryAfter(email, ip) {
-      const [a, b] = await Promise.all([perPair.get(pair(email, ip)), perAddress.get(ip)]);
+      const [a, b] = await Promise.all([perPair.shared.get(pair(email, ip)), perAddress.shared.get(ip)]);
       const blocked = [
         [a, PER_PAIR],
         [b, PER_ADDRESS],
@@ -43,10 +56,13 @@ export function createLoginLimiter(redis: Redis | undefined, prefix: string): Lo
       return wait;
     },
     async failed(email, ip) {
-      await Promise.all([perPair.penalty(pair(email, ip), 1), perAddress.penalty(ip, 1)]);
+      await Promise.all([perPair.shared.penalty(pair(email, ip), 1), perAddress.shared.penalty(ip, 1)]);
     },
     async succeeded(email, ip) {
-      await perPair.delete(pair(email, ip));
+      // The library's delete does not look at the connection first (its reads and counts do): with Redis
+      // away it would hold the sign-in for the whole command timeout.
+      const limit = redis && redis.status !== 'ready' ? perPair.memory : perPair.shared;
+      await limit.delete(pair(email, ip));
     },
   };
 }

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '#infra/logger.ts';
+import { closeRedisClient, createRedisClient, type Redis } from '#infra/redis.ts';
+import { createLoginLimiter, type LoginLimiter } from '#web/auth/login-limiter.server.ts';
+import { startRedis, type Service } from '../cluster/support/services.ts';
+
+/**
+ * Sign-in while Redis is away (README, "Outages"). Scaled, the failed-sign-in counts live in Redis; a
+ * Redis restart must make sign-in neither fail ("Something went wrong", 500) nor wait. A private Redis on
+ * a port of its own is stopped here (`shutdown nosave`, as a crash of a Redis without persistence) and
+ * started again; the machine's shared Redis is never touched.
+ */
+describe('sign-in throttling while Redis is down', () => {
+  let service: Service;
+  let redis: Redis;
+  let limiter: LoginLimiter;
+  const log = createLogger('silent');
+
+  /**
+   * The limiter's connection has no command timeout here, so a call that waits on Redis waits for the
+   * whole outage, and is caught by this bound (in the app it waited the 5 s timeout, then failed).
+   */
+  const promptly = <T>(call: Promise<T>): Promise<T> =>
+    Promise.race([
+      call,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('the call waited for Redis to come back')), 10_000),
+      ),
+    ]);
+
+  beforeAll(async () => {
+    service = await startRedis();
+    const url = `redis://127.0.0.1:${service.port}`;
+    const base = createRedisClient(url, log, { name: 'limiter-outage' });
+    redis = base.duplicate({ commandTimeout: undefined });
+    base.disconnect();
+    redis.on('error', () => undefined);
+    await redis.ping();
+    limiter = createLoginLimiter(redis, 'outage-test:');
+  });
+
+  afterAll(async () => {
+    await closeRedisClient(redis);
+    await service.destroy();
+  });
+
+  it('answers at once with Redis gone, still counts failures on this instance, and uses Redis again after', async () => {
+    const ip = '10.1.2.3';
+    await limiter.failed('before@rivals.test', ip);
+    expect(await limiter.retryAfter('before@rivals.test', ip)).toBe(0);
+
+    await service.stop();
+    expect(await promptly(limiter.retryAfter('owner@rivals.test', ip))).toBe(0);
+    for (let i = 0; i < 5; i++) await promptly(limiter.failed('owner@rivals.test', ip));
+    const wait = await promptly(limiter.retryAfter('owner@rivals.test', ip));
+    expect(wait).toBeGreaterThanOrEqual(1);
+    expect(wait).toBeLessThanOrEqual(60);
+    await promptly(limiter.succeeded('owner@rivals.test', ip));
+    expect(await promptly(limiter.retryAfter('owner@rivals.test', ip))).toBe(0);
+
+    await service.start();
+    // Back on Redis once the connection is ready again (the restarted Redis kept nothing).
+    const deadline = Date.now() + 20_000;
+    while (redis.status !== 'ready' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 5; i++) await limiter.failed('after@rivals.test', ip);
+    expect(await redis.keys('outage-test:*')).not.toEqual([]);
+    expect(await limiter.retryAfter('after@rivals.test', ip)).toBeGreaterThanOrEqual(1);
+  });
+});
