@@ -29,8 +29,14 @@ const schema = z.object({
   SESSION_SECRET: z.string().min(32, 'at least 32 characters').optional(),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ROLE: oneOf(['all', 'web', 'worker']).default('all'),
-  /** `true` when a TLS-terminating proxy sits in front: trust X-Forwarded-*, Secure cookies, HSTS. */
-  TRUST_PROXY: booleanFlag.default(false),
+  /**
+   * `true` when a TLS-terminating proxy sits in front: trust X-Forwarded-*, Secure cookies, HSTS. `http`
+   * for a proxy that serves plain HTTP (docker-compose's nginx): only the client's address is taken from
+   * X-Forwarded-For, or every user would share the proxy's address (and its sign-in limits). Default false.
+   */
+  TRUST_PROXY: oneOf(['true', 'false', '1', '0', 'http'])
+    .transform((v) => (v === 'http' ? v : v === 'true' || v === '1'))
+    .default(false),
   /** Seed demo competitors into an empty database on first start (default true). */
   DEMO_DATA: booleanFlag.default(true),
   /** Bootstrap admin for an empty user table; a random password is generated when unset. */

@@ -54,9 +54,10 @@ const MAX_JSON_DEPTH = 8;
 /** Builds the Koa app from its dependencies; opens nothing itself. */
 export function createApp(deps: AppDeps, metrics: Metrics): Koa {
   const { config } = deps;
-  const https = config.TRUST_PROXY;
-  // Behind one trusted proxy: the client address is the last hop it appended, not what the client claims.
-  const app = new Koa({ proxy: config.TRUST_PROXY, maxIpsCount: 1 });
+  const https = config.TRUST_PROXY === true;
+  // Behind one trusted proxy (TLS or plain HTTP): the client address is the last hop it appended, not
+  // what the client claims.
+  const app = new Koa({ proxy: config.TRUST_PROXY !== false, maxIpsCount: 1 });
   app.silent = true; // errors are logged by errorMiddleware, once, with the request id
 
   const router = new Router();
@@ -104,7 +105,7 @@ export function createApp(deps: AppDeps, metrics: Metrics): Koa {
       secret: deps.sessionSecret,
       https,
       cookies: deps.sessions.cookies,
-      trustProxy: config.TRUST_PROXY,
+      trustProxy: https,
     }),
   );
   app.use(router.routes());

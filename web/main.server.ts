@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     await runtime.store.notifyAppended();
     const sessionSecret = await loadSessionSecret(config);
     const assets = await loadAssets(assetsDir);
-    const https = config.TRUST_PROXY;
+    const https = config.TRUST_PROXY === true;
     const appSessions = {
       db: runtime.db.pool,
       secret: sessionSecret,
