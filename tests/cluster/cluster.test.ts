@@ -11,8 +11,9 @@ import { percentile } from '../bench/support/stats.ts';
  * The cluster under faults (docs/decisions/0012-durable-acceptance.md): 2 web instances behind nginx and
  * 2 workers on a private Postgres and Redis; 20 clients, each with its own session, send update-note calls
  * and add-competitor forms with idempotency keys (resending lost answers, as the browser does) while 20
- * live sockets listen. In turn: SIGKILL a worker, SIGKILL a web instance, restart Redis without
- * persistence, restart Postgres with `stop -m immediate` — each down for 5 s. After each: no process died
+ * live sockets listen. In turn: SIGKILL a worker, SIGKILL a web instance, a rolling restart of every
+ * instance (SIGTERM and start, one at a time), restart Redis without persistence, restart Postgres with
+ * `stop -m immediate` — each down for 5 s. After each: no process died
  * by itself, nothing answered OK was lost, nothing was applied twice, every socket caught up with the
  * read model within 10 s, and work was accepted again within 10 s.
  *
@@ -112,6 +113,18 @@ describe('cluster under faults', () => {
       name: 'SIGKILL a web instance',
       inject: () => webs[0]!.kill(),
       undo: () => webs[0]!.start(),
+    },
+    {
+      // An upgrade as operators do it: one instance at a time stopped (SIGTERM, in-flight work finished) and
+      // started again, the web instances, then the workers.
+      name: 'rolling restart (SIGTERM, start, next: web-1, web-2, worker-1, worker-2)',
+      inject: async () => {
+        for (const instance of all()) {
+          await instance.stop();
+          await instance.start();
+        }
+      },
+      undo: async () => undefined,
     },
     {
       name: 'restart Redis (shutdown nosave)',
