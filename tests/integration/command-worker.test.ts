@@ -112,7 +112,7 @@ describe('command worker', () => {
   });
 
   it('leaves a failing command for redelivery, then dead-letters it after maxDeliveries and tells its requester', async () => {
-    const bus = new MemoryCommandBus(deadLetters.store, { claimIdleMs: 30 });
+    const bus = new MemoryCommandBus(deadLetters.store, { claimIdleMs: 300 });
     const results = new MemoryResultChannel();
     const failing = note(randomUUID(), 'bad');
     const fine = note(randomUUID(), 'good');
