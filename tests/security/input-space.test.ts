@@ -176,6 +176,32 @@ describe.each(securityBackends)('input space on %s', (backend) => {
     expect(await live()).toBe(1);
   });
 
+  it('an "as of" moment that does not exist is refused with what to type, not read as another one', async () => {
+    const id = await addCompetitor(`As of ${randomUUID().slice(0, 6)}`);
+    const history = (asOf: string) =>
+      editor.get(`/competitors/${id}/history?asOf=${encodeURIComponent(asOf)}`);
+    // JavaScript reads 30 February as 2 March and 24:00 as the next day: the page showed that moment.
+    for (const asOf of [
+      '2024-02-30T10:00',
+      '2023-02-29T10:00',
+      '2024-01-01T24:00',
+      '2024-01-01T10:60:00',
+      'yesterday',
+      '0000-01-01T00:00',
+    ]) {
+      const page = await history(asOf);
+      expect(page.status, asOf).toBe(400);
+      const text = await messageOf(page);
+      expect(text, asOf).toContain(`“${asOf}” is not a date and time. Use the form YYYY-MM-DDTHH:MM (UTC)`);
+      expect(text, asOf).not.toContain('Historical view');
+    }
+    for (const asOf of ['2024-02-29T10:00', '2024-12-31T23:59:59']) {
+      const page = await history(asOf);
+      expect(page.status, asOf).toBe(200);
+      expect(await messageOf(page), asOf).toContain('Historical view');
+    }
+  });
+
   it('a refusal too long for the flash cookie is shown cut, not dropped', async () => {
     // Three long names moved by someone else: the stale move's refusal names all three (over 500 chars).
     const ids: string[] = [];

@@ -16,6 +16,10 @@ export interface HistoryProps {
   column: string;
   versions: NoteVersion[];
   asOf?: { at: Date; input: string; card: CompetitorRow | undefined };
+  /** The as-of field as it was sent, shown again (also when it named no moment). */
+  asOfInput: string;
+  /** Why the as-of field names no moment, shown under it. */
+  asOfError?: string;
 }
 
 /** Old → new, word by word. A replaced word reads "old new": a space separates the pair on screen. */
@@ -38,7 +42,8 @@ function Diff({ parts }: { parts: DiffPart[] }) {
   );
 }
 
-export function HistoryPage({ page, competitorId, name, deleted, column, versions, asOf }: HistoryProps) {
+export function HistoryPage(props: HistoryProps) {
+  const { page, competitorId, name, deleted, column, versions, asOf, asOfError } = props;
   // One budget for the whole page, newest first: a long history of rewritten notes stays cheap to show.
   const diffs = wordDiffs(versions.map((v) => [v.previousValue, v.value] as const));
   return (
@@ -67,12 +72,25 @@ export function HistoryPage({ page, competitorId, name, deleted, column, version
           </select>
         </label>
         <label>
-          As of (UTC) <input type="datetime-local" name="asOf" step="1" defaultValue={asOf?.input ?? ''} />
+          As of (UTC){' '}
+          <input
+            type="datetime-local"
+            name="asOf"
+            step="1"
+            defaultValue={props.asOfInput}
+            aria-invalid={asOfError ? true : undefined}
+            aria-describedby={asOfError ? 'as-of-error' : undefined}
+          />
         </label>
         <button type="submit" className="button">
           Show
         </button>
       </form>
+      {asOfError && (
+        <p className="field__error" role="alert" id="as-of-error">
+          {asOfError}
+        </p>
+      )}
 
       {asOf && (
         <section aria-labelledby="as-of-heading" className="as-of">

@@ -11,13 +11,23 @@ import { HistoryPage } from './history.page.tsx';
 
 const historyQuery = z.object({
   column: z.enum(noteColumns).optional().catch(undefined),
-  // datetime-local has no zone; the form says UTC.
-  asOf: z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/)
-    .optional()
-    .catch(undefined),
+  // Checked by `momentOf`, which says what is wrong; any other shape (an array) is no moment at all.
+  asOf: z.string().optional().catch(undefined),
 });
+
+/**
+ * The moment a datetime-local field names (no zone; the form says UTC), or why it names none: the field
+ * is typed by hand in some browsers, so "2024-02-30T10:00" or "yesterday" reach us. Not read as the
+ * nearest real moment (JavaScript rolls 30 February over to 1 March): the page says what to type.
+ */
+export function momentOf(input: string): { at: Date } | { error: string } {
+  const error = `“${input.slice(0, 40)}” is not a date and time. Use the form YYYY-MM-DDTHH:MM (UTC), for example 2024-02-28T14:30.`;
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(input) || input.startsWith('0000')) return { error };
+  const full = input.length === 16 ? `${input}:00` : input;
+  const at = new Date(`${full}.000Z`);
+  // A date that does not exist (30 February, 25:00) reads back as another one.
+  return !Number.isNaN(at.getTime()) && at.toISOString().slice(0, 19) === full ? { at } : { error };
+}
 
 export const historyRoutes: RouteDef[] = [
   route('GET', '/competitors/:id/history', 'history.view', async (ctx, deps) => {
@@ -31,13 +41,15 @@ export const historyRoutes: RouteDef[] = [
     const name = current?.name ?? (await lastKnownName(deps.db.pool, id));
     if (!name) throw new NotFoundError('No such competitor.');
     const versions = await noteHistory(deps.db.pool, id, query.column);
-    let asOf;
-    if (query.asOf) {
-      const at = new Date(`${query.asOf}${query.asOf.length === 16 ? ':00' : ''}Z`);
-      if (!Number.isNaN(at.getTime())) {
-        asOf = { at, input: query.asOf, card: await competitorAsOf(deps.store, deps.db.pool, id, at) };
-      }
-    }
+    const moment = query.asOf ? momentOf(query.asOf) : undefined;
+    const asOf =
+      moment && 'at' in moment
+        ? {
+            at: moment.at,
+            input: query.asOf ?? '',
+            card: await competitorAsOf(deps.store, deps.db.pool, id, moment.at),
+          }
+        : undefined;
     renderHtml(
       ctx,
       <HistoryPage
@@ -48,7 +60,11 @@ export const historyRoutes: RouteDef[] = [
         column={query.column ?? ''}
         versions={versions}
         asOf={asOf}
+        asOfInput={query.asOf ?? ''}
+        asOfError={moment && 'error' in moment ? moment.error : undefined}
       />,
+      // The page still shows, with the field as typed and what to type instead.
+      moment && 'error' in moment ? 400 : 200,
     );
   }),
 ];
