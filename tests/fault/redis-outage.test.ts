@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '#infra/logger.ts';
 import { closeRedisClient, createRedisClient, type Redis } from '#infra/redis.ts';
 import { createLoginLimiter, type LoginLimiter } from '#web/auth/login-limiter.server.ts';
+import { createSessionSignals, type SessionSignal } from '#web/auth/session-signals.server.ts';
 import { startRedis, type Service } from '../cluster/support/services.ts';
 
 /**
@@ -65,5 +66,62 @@ describe('sign-in throttling while Redis is down', () => {
     for (let i = 0; i < 5; i++) await limiter.failed('after@rivals.test', ip);
     expect(await redis.keys('outage-test:*')).not.toEqual([]);
     expect(await limiter.retryAfter('after@rivals.test', ip)).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('session signals while Redis is down', () => {
+  let service: Service;
+  let redis: Redis;
+  const log = createLogger('silent');
+
+  beforeAll(async () => {
+    service = await startRedis();
+    // The app's client: commands wait for Redis up to its command timeout (5 s).
+    redis = createRedisClient(`redis://127.0.0.1:${service.port}`, log, { name: 'signals-outage' });
+    await redis.ping();
+  });
+
+  afterAll(async () => {
+    await closeRedisClient(redis);
+    await service.destroy();
+  });
+
+  it("a sign-out tells this instance's sockets at once instead of waiting for Redis, and goes through Redis again after", async () => {
+    const signals = createSessionSignals({ redis, prefix: 'outage-test:', log });
+    const heard: SessionSignal[] = [];
+    signals.subscribe((signal) => heard.push(signal));
+    const hear = async (count: number) => {
+      const deadline = Date.now() + 10_000;
+      while (heard.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    };
+    try {
+      await new Promise((r) => setTimeout(r, 200)); // the subscription is made
+      await signals.publish({ kind: 'session-ended', sessionId: 'before' });
+      await hear(1);
+      expect(heard).toEqual([{ kind: 'session-ended', sessionId: 'before' }]);
+
+      await service.stop();
+      const deadline = Date.now() + 10_000;
+      while (redis.status === 'ready' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const started = Date.now();
+      await signals.publish({ kind: 'session-ended', sessionId: 'during' });
+      // Before: the publish waited out the 5 s command timeout, and nobody was told.
+      expect(Date.now() - started).toBeLessThan(1_000);
+      await hear(2);
+      expect(heard.at(-1)).toEqual({ kind: 'session-ended', sessionId: 'during' });
+
+      await service.start();
+      const back = Date.now() + 20_000;
+      while (redis.status !== 'ready' && Date.now() < back) await new Promise((r) => setTimeout(r, 50));
+      // The subscriber re-subscribes on its own; a signal through Redis is heard once.
+      const through = Date.now() + 20_000;
+      while (heard.length < 3 && Date.now() < through) {
+        await signals.publish({ kind: 'user-changed', userId: 'after' });
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(heard.at(-1)).toEqual({ kind: 'user-changed', userId: 'after' });
+    } finally {
+      await signals.close();
+    }
   });
 });

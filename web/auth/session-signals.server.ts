@@ -56,7 +56,16 @@ export function createSessionSignals(options: {
 
   const channel = `${prefix}session-signals`;
   const subscriber = redis.duplicate({ enableReadyCheck: false });
-  subscriber.on('error', (error: Error) => log.warn({ err: error }, 'session signals redis error'));
+  // Once per outage, not once per reconnection attempt.
+  let subscriberDown = false;
+  subscriber.on('error', (error: Error) => {
+    if (!subscriberDown) log.warn({ err: error }, 'session signals: Redis does not answer; retrying');
+    subscriberDown = true;
+  });
+  subscriber.on('ready', () => {
+    if (subscriberDown) log.info('session signals: Redis answers again');
+    subscriberDown = false;
+  });
   subscriber
     .subscribe(channel)
     .catch((error: unknown) => log.error({ err: error }, 'session signals: cannot subscribe'));
@@ -72,13 +81,22 @@ export function createSessionSignals(options: {
     else log.warn('session signals: a malformed message was ignored');
   });
   return {
+    /**
+     * Through Redis to every instance. While Redis is away the signal is not queued for its command
+     * timeout (a sign-out would wait 5 s): this instance's sockets hear it at once, the other instances'
+     * sockets re-check on their own timers. The sign-out itself has happened either way. A signal that no
+     * subscriber received is delivered here too.
+     */
     async publish(signal) {
-      try {
-        await redis.publish(channel, JSON.stringify(signal));
-      } catch (error) {
-        // Sockets still re-check on their own timers; the sign-out itself has happened.
-        log.error({ err: error, signal }, 'session signals: could not publish');
+      if (redis.status === 'ready') {
+        try {
+          // Nobody subscribed, not even this instance (its subscriber is reconnecting): tell it here.
+          if ((await redis.publish(channel, JSON.stringify(signal))) > 0) return;
+        } catch (error) {
+          log.error({ err: error, signal }, 'session signals: could not publish');
+        }
       }
+      queueMicrotask(() => deliver(signal));
     },
     subscribe,
     async close() {
