@@ -20,6 +20,12 @@ const field = (fields: string[], name: string): string | undefined => {
 const isNoGroup = (error: unknown) =>
   error instanceof Error && (error.message.startsWith('NOGROUP') || error.message.startsWith('UNBLOCKED'));
 
+/** Deletes the moved entries from the earlier version's dead-letter stream, and the stream once empty. */
+const DROP_MOVED_SCRIPT = `
+redis.call('XDEL', KEYS[1], unpack(ARGV))
+if redis.call('XLEN', KEYS[1]) == 0 then redis.call('DEL', KEYS[1]) end
+return 1`;
+
 const compareStreamIds = (a: string, b: string): number => {
   const [am = 0n, as = 0n] = a.split('-').map(BigInt);
   const [bm = 0n, bs = 0n] = b.split('-').map(BigInt);
@@ -122,24 +128,29 @@ export class RedisCommandBus implements CommandBus {
 
   /**
    * Moves the dead letters an earlier version kept on Redis (a stream beside the commands) into the
-   * database, then drops that stream: an upgrade keeps what operators still have to act on. Each is
-   * added before the stream is deleted, and adding one twice is harmless, so a crash midway loses none.
+   * database, a page at a time, deleting from that stream only the entries moved (and the stream once it
+   * is empty): an instance still on the earlier version may add more meanwhile (a rolling upgrade), and
+   * those must stay for the next move. Adding one twice is harmless, so a crash midway loses none.
    */
   async adoptOldDeadLetters(): Promise<number> {
-    const entries = (await this.redis.xrange(this.oldDeadStream, '-', '+')) as StreamEntry[];
-    for (const [, fields] of entries) {
-      const text = field(fields, 'envelope');
-      const envelope = parseEnvelope(text) ?? null;
-      await this.letters.add({
-        busEntryId: field(fields, 'id') ?? '',
-        envelope,
-        raw: envelope ? undefined : (field(fields, 'raw') ?? text ?? ''),
-        error: field(fields, 'error') ?? '',
-        deliveryCount: Number(field(fields, 'deliveryCount') ?? 0),
-      });
+    let moved = 0;
+    for (;;) {
+      const entries = (await this.redis.xrange(this.oldDeadStream, '-', '+', 'COUNT', 100)) as StreamEntry[];
+      if (entries.length === 0) return moved;
+      for (const [, fields] of entries) {
+        const text = field(fields, 'envelope');
+        const envelope = parseEnvelope(text) ?? null;
+        await this.letters.add({
+          busEntryId: field(fields, 'id') ?? '',
+          envelope,
+          raw: envelope ? undefined : (field(fields, 'raw') ?? text ?? ''),
+          error: field(fields, 'error') ?? '',
+          deliveryCount: Number(field(fields, 'deliveryCount') ?? 0),
+        });
+      }
+      await this.redis.eval(DROP_MOVED_SCRIPT, 1, this.oldDeadStream, ...entries.map(([id]) => id));
+      moved += entries.length;
     }
-    if (entries.length > 0) await this.redis.del(this.oldDeadStream);
-    return entries.length;
   }
 
   async pendingCount(): Promise<number> {

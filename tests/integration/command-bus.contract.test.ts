@@ -652,6 +652,31 @@ if (testRedisUrl) {
       expect(await deadLetters.store.count()).toBe(2);
     });
 
+    it('loses none of the dead letters an instance on the earlier version adds while they are moved', async () => {
+      const harness = open();
+      const { bus } = await harness.connectRedis();
+      const old = `${harness.prefix}commands:dead`;
+      const fields = (id: string, error: string) =>
+        ['id', id, 'raw', `entry ${id}`, 'error', error, 'deliveryCount', '1'] as const;
+      await adminClient().xadd(old, '*', ...fields('1-0', 'first'));
+      // An instance still on the earlier version gives up on another entry while the first is moved.
+      const letters = deadLetters.store;
+      const add = letters.add.bind(letters);
+      letters.add = async (letter) => {
+        letters.add = add;
+        await adminClient().xadd(old, '*', ...fields('2-0', 'added meanwhile'));
+        await add(letter);
+      };
+      try {
+        await bus.adoptOldDeadLetters();
+      } finally {
+        letters.add = add;
+      }
+      await bus.adoptOldDeadLetters();
+      expect((await stored()).map((letter) => letter.error).sort()).toEqual(['added meanwhile', 'first']);
+      expect(await adminClient().exists(old)).toBe(0);
+    });
+
     it('claims the live entries a crashed consumer left, not the ones deleted while pending', async () => {
       const harness = open();
       const crashed = await harness.connect();
