@@ -164,10 +164,15 @@ export class RedisCommandBus implements CommandBus {
   }
 
   /**
-   * Trims below both the first entry not yet delivered (read first) and the oldest pending entry (read
+   * Moves what an earlier version still puts in its dead-letter stream (see `adoptOldDeadLetters`), then
+   * trims below both the first entry not yet delivered (read first) and the oldest pending entry (read
    * second). Entries delivered between the two reads are above the first bound, so none can be lost.
    */
   async trim(): Promise<void> {
+    // During a rolling upgrade, instances on the earlier version still keep their dead letters on Redis
+    // after this one started: moved as they come, not only at the next start. One that cannot be moved
+    // now (the database does not answer) stays there for the next trim.
+    await this.adoptOldDeadLetters().catch(() => undefined);
     let lastDelivered: string | undefined;
     let summary: [number, string | null, ...unknown[]];
     try {

@@ -677,6 +677,21 @@ if (testRedisUrl) {
       expect(await adminClient().exists(old)).toBe(0);
     });
 
+    it('moves the dead letters an instance on the earlier version adds after this one started, as it trims', async () => {
+      const harness = open();
+      const { bus } = await harness.connectRedis();
+      const old = `${harness.prefix}commands:dead`;
+      expect(await bus.adoptOldDeadLetters()).toBe(0);
+      // The last instance on the earlier version still runs beside this one (a rolling upgrade).
+      await adminClient().xadd(old, '*', 'id', '7-0', 'raw', 'late', 'error', 'late', 'deliveryCount', '1');
+      await bus.send(makeEnvelope());
+      const deliveries = await bus.read('w1', { blockMs: BLOCK_MS });
+      await bus.ack(idsOf(deliveries));
+      await bus.trim();
+      expect(await stored()).toEqual([{ envelope: null, raw: 'late', error: 'late', deliveryCount: 1 }]);
+      expect(await adminClient().exists(old)).toBe(0);
+    });
+
     it('claims the live entries a crashed consumer left, not the ones deleted while pending', async () => {
       const harness = open();
       const crashed = await harness.connect();
