@@ -20,6 +20,9 @@ const field = (fields: string[], name: string): string | undefined => {
 const isNoGroup = (error: unknown) =>
   error instanceof Error && (error.message.startsWith('NOGROUP') || error.message.startsWith('UNBLOCKED'));
 
+/** An old letter's attempts as an integer column holds them; 0 when the field is broken or missing. */
+const attempts = (text: string | undefined) => (text && /^\d{1,9}$/.test(text) ? Number(text) : 0);
+
 /** Deletes the moved entries from the earlier version's dead-letter stream, and the stream once empty. */
 const DROP_MOVED_SCRIPT = `
 redis.call('XDEL', KEYS[1], unpack(ARGV))
@@ -145,7 +148,7 @@ export class RedisCommandBus implements CommandBus {
           envelope,
           raw: envelope ? undefined : (field(fields, 'raw') ?? text ?? ''),
           error: field(fields, 'error') ?? '',
-          deliveryCount: Number(field(fields, 'deliveryCount') ?? 0),
+          deliveryCount: attempts(field(fields, 'deliveryCount')),
         });
       }
       await this.redis.eval(DROP_MOVED_SCRIPT, 1, this.oldDeadStream, ...entries.map(([id]) => id));

@@ -35,8 +35,9 @@ export interface DeadLetterSink {
 /** Raw text kept for a letter that is not a command: enough to see what it was, bounded. */
 const RAW_KEPT = 65_536;
 
+/** Text Postgres can hold (no NUL), bounded: an error, or a bus entry id (broken in an old Redis letter). */
 // eslint-disable-next-line no-control-regex -- NUL is what Postgres text cannot hold
-const storableError = (error: string) => error.replace(/\u0000/g, '\ufffd').slice(0, 2_000);
+const storable = (text: string, max: number) => text.replace(/\u0000/g, '\ufffd').slice(0, max);
 
 /**
  * Whether Postgres's jsonb can hold this JSON text: it refuses the escape of NUL and of half a character
@@ -89,7 +90,11 @@ export class DeadLetterStore implements DeadLetterSink {
    */
   async add(given: NewDeadLetter): Promise<void> {
     const json = given.envelope && JSON.stringify(given.envelope);
-    const letter = json && !jsonbCanHold(json) ? { ...given, envelope: null, raw: json } : given;
+    const busEntryId = storable(given.busEntryId, 200);
+    const letter =
+      json && !jsonbCanHold(json)
+        ? { ...given, busEntryId, envelope: null, raw: json }
+        : { ...given, busEntryId };
     const raw = letter.envelope ? undefined : (letter.raw ?? '').slice(0, RAW_KEPT);
     await this.db.query(
       `INSERT INTO dead_letters (letter_key, bus_entry_id, envelope, raw, error, delivery_count)
@@ -102,7 +107,7 @@ export class DeadLetterStore implements DeadLetterSink {
         letter.busEntryId,
         letter.envelope ? json : null,
         raw === undefined ? null : JSON.stringify(raw),
-        storableError(letter.error),
+        storable(letter.error, 2_000),
         letter.deliveryCount,
       ],
     );

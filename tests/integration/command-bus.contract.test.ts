@@ -692,6 +692,30 @@ if (testRedisUrl) {
       expect(await adminClient().exists(old)).toBe(0);
     });
 
+    it('moves dead letters with broken fields from an earlier version without refusing to start', async () => {
+      const harness = open();
+      const { bus } = await harness.connectRedis();
+      const old = `${harness.prefix}commands:dead`;
+      const entry = (id: string, raw: string, count: string) =>
+        ['id', id, 'raw', raw, 'error', 'e\u0000', 'deliveryCount', count] as const;
+      await adminClient().xadd(old, '*', ...entry('1-0', 'a', 'many'));
+      await adminClient().xadd(old, '*', ...entry('2-0', 'b', '1.5'));
+      await adminClient().xadd(old, '*', ...entry('3-0', 'c', '99999999999'));
+      await adminClient().xadd(old, '*', ...entry('4\u0000-0', 'd', '1'));
+      await adminClient().xadd(old, '*', ...entry('5'.repeat(10_000), 'e', '1'));
+
+      expect(await bus.adoptOldDeadLetters()).toBe(5);
+      expect(await stored()).toEqual(
+        ['a', 'b', 'c', 'd', 'e'].map((raw) => ({
+          envelope: null,
+          raw,
+          error: 'e\ufffd',
+          deliveryCount: raw === 'd' || raw === 'e' ? 1 : 0,
+        })),
+      );
+      expect(await adminClient().exists(old)).toBe(0);
+    });
+
     it('claims the live entries a crashed consumer left, not the ones deleted while pending', async () => {
       const harness = open();
       const crashed = await harness.connect();
