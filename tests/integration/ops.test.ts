@@ -89,6 +89,11 @@ describe.each(databaseBackends)('/ops on %s', (backend) => {
       (letter.command as ReturnType<typeof addCompetitorCommand>).payload.competitorId,
     ]);
     expect(rows).toHaveLength(0);
+    // Never sent to the workers: nothing was decided for it.
+    const { rows: decided } = await app.db.pool.query('SELECT 1 FROM events WHERE command_id = $1', [
+      letter.commandId,
+    ]);
+    expect(decided).toHaveLength(0);
   });
 
   it('/metrics exposes projection lag; /readyz turns unready when a projection lags past the limit', async () => {

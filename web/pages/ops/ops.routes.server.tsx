@@ -69,7 +69,8 @@ async function actOnLetter(ctx: RouterContext, deps: AppDeps, wanted: LetterActi
     addFlash(ctx, { kind: 'error', text: `The ${claim.action} is recorded, but ${why}.` });
     return ctx.redirect('/ops');
   }
-  const sent = taken?.envelope ? await sendNow(deps, taken.envelope) : true;
+  // Only a retried command goes back to the workers: a discarded one is never handled.
+  const sent = claim.action === 'retry' && taken?.envelope ? await sendNow(deps, taken.envelope) : true;
   if (!claim.mine) {
     addFlash(ctx, { kind: 'info', text: `That dead letter was already ${done[claim.action]}.` });
   } else if (claim.action === 'discard') {
