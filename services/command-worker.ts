@@ -120,7 +120,8 @@ export function startCommandWorker(options: WorkerOptions): Worker {
     const { envelope } = delivery;
     if (error instanceof InvalidCommandError) {
       // Passed the bus's shape check but not the full parse: dead-lettered as the bus does a malformed
-      // entry (never retried, nobody answered: the gateway only sends commands that parse).
+      // entry (never retried, nobody answered: the gateway only sends commands that parse), and settled
+      // in the inbox by that record, so the sweeper does not send it again and again.
       await bus
         .deadLetterInvalid(delivery)
         .catch((deadLetterError: unknown) =>
@@ -156,8 +157,7 @@ export function startCommandWorker(options: WorkerOptions): Worker {
         log.warn({ err: deadLetterError, commandId: envelope.commandId }, 'could not record a dead letter');
         return;
       }
-      // Given up on: settled in the inbox (an operator's retry from the dead letters sends it again).
-      settled.push(envelope.commandId);
+      // Given up on: the dead letter's record settled it in the inbox (an operator's Retry reopens it).
       const outcome: Outcome = {
         status: 'rejected',
         code: 'failed',

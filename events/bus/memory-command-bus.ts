@@ -71,6 +71,7 @@ export class MemoryCommandBus implements CommandBus {
       raw: this.log.get(delivery.id) ?? JSON.stringify(delivery.envelope),
       error: 'not a valid command envelope',
       deliveryCount: 1,
+      commandId: delivery.envelope.commandId,
     });
     await this.ack([delivery.id]);
   }

@@ -114,17 +114,22 @@ export class RedisCommandBus implements CommandBus {
   async deadLetterInvalid(delivery: Delivery): Promise<void> {
     const [entry] = (await this.redis.xrange(this.stream, delivery.id, delivery.id)) as StreamEntry[];
     const raw = entry ? field(entry[1], 'envelope') : undefined;
-    await this.deadLetterRaw(delivery.id, raw ?? JSON.stringify(delivery.envelope));
+    await this.deadLetterRaw(
+      delivery.id,
+      raw ?? JSON.stringify(delivery.envelope),
+      delivery.envelope.commandId,
+    );
   }
 
-  /** An entry that is not a command at all: kept as it came, with why. */
-  private async deadLetterRaw(busEntryId: string, raw: string): Promise<void> {
+  /** An entry that is not a command at all (or fails its full parse): kept as it came, with why. */
+  private async deadLetterRaw(busEntryId: string, raw: string, commandId?: string): Promise<void> {
     await this.letters.add({
       busEntryId,
       envelope: null,
       raw,
       error: 'not a valid command envelope',
       deliveryCount: 1,
+      ...(commandId === undefined ? {} : { commandId }),
     });
     await this.ack([busEntryId]);
   }

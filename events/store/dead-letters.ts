@@ -20,6 +20,12 @@ export interface NewDeadLetter {
   raw?: string;
   error: string;
   deliveryCount: number;
+  /**
+   * The command given up on, when known (the envelope's, or that of a command that failed its full parse):
+   * settled in the inbox by the same statement, so the sweeper stops re-sending it and a Retry made right
+   * after cannot be undone by a settle that comes later.
+   */
+  commandId?: string;
 }
 
 /** Retry of a dead letter that holds no command that can be sent again. */
@@ -97,11 +103,16 @@ export class DeadLetterStore implements DeadLetterSink {
         : { ...given, busEntryId };
     const raw = letter.envelope ? undefined : (letter.raw ?? '').slice(0, RAW_KEPT);
     await this.db.query(
-      `INSERT INTO dead_letters (letter_key, bus_entry_id, envelope, raw, error, delivery_count)
-       VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (letter_key) DO UPDATE
-         SET bus_entry_id = excluded.bus_entry_id, error = excluded.error,
-             delivery_count = excluded.delivery_count, dead_at = now()`,
+      `WITH letter AS (
+         INSERT INTO dead_letters (letter_key, bus_entry_id, envelope, raw, error, delivery_count)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (letter_key) DO UPDATE
+           SET bus_entry_id = excluded.bus_entry_id, error = excluded.error,
+               delivery_count = excluded.delivery_count, dead_at = now()
+         RETURNING id
+       )
+       UPDATE command_inbox SET settled_at = now()
+       WHERE command_id = $7 AND settled_at IS NULL AND EXISTS (SELECT 1 FROM letter)`,
       [
         letterKey(letter, raw),
         letter.busEntryId,
@@ -109,6 +120,7 @@ export class DeadLetterStore implements DeadLetterSink {
         raw === undefined ? null : JSON.stringify(raw),
         storable(letter.error, 2_000),
         letter.deliveryCount,
+        given.commandId ?? given.envelope?.commandId ?? null,
       ],
     );
   }

@@ -91,6 +91,33 @@ describe.each(databaseBackends)('dead letters on %s', (backend) => {
     expect(await letters.retry(stored!.id)).toBeUndefined();
   });
 
+  it('giving up settles the command in the inbox in the same statement, so a Retry right after stays in flight', async () => {
+    const letter = command();
+    expect((await inbox.admit(letter)).kind).toBe('admitted');
+    await letters.add(given(letter));
+    expect(await inboxRow(letter.commandId)).toMatchObject({ settled: true });
+    const [stored] = await letters.list();
+    await letters.retry(stored!.id);
+    // Before, the worker settled given-up commands at the end of its batch: a Retry between the two was
+    // settled again, and a lost send then lost the command.
+    expect(await inboxRow(letter.commandId)).toMatchObject({ settled: false });
+  });
+
+  it('a command that failed its full parse is settled too, so the sweeper does not send it again and again', async () => {
+    const letter = command();
+    expect((await inbox.admit(letter)).kind).toBe('admitted');
+    await letters.add({
+      busEntryId: '1-0',
+      envelope: null,
+      raw: JSON.stringify(letter),
+      error: 'not a valid command envelope',
+      deliveryCount: 1,
+      commandId: letter.commandId,
+    });
+    expect(await inboxRow(letter.commandId)).toMatchObject({ settled: true });
+    expect((await inbox.takeStale(-1_000, 100)).map((e) => e.commandId)).not.toContain(letter.commandId);
+  });
+
   it('retry of a command the inbox never had admits it there, so it is not lost either', async () => {
     const letter = command();
     await letters.add(given(letter));
