@@ -62,6 +62,20 @@ interface LostPost {
 }
 
 /**
+ * Forwards the request to the server. A connection the server had just closed as idle (its keep-alive
+ * timeout) fails before the server reads anything: sent once more then, as a browser does. The form
+ * carries its idempotency key, so even a second arrival is the same change.
+ */
+async function fetchOnce(route: Route) {
+  try {
+    return await route.fetch({ maxRedirects: 0 });
+  } catch (error) {
+    if (!(error instanceof Error && error.message.includes('ECONNRESET'))) throw error;
+    return route.fetch({ maxRedirects: 0 });
+  }
+}
+
+/**
  * A form post's variant: the first POST to `path` is handled by the server (its redirect not
  * followed, so nothing the answer sets up, like its notice, is consumed) and its answer is lost; the
  * browser shows its own connection error. Later posts pass.
@@ -78,7 +92,7 @@ async function loseFirstPost(page: Page, path: string): Promise<LostPost> {
       posts.push(route.request());
       if (!first) return route.fallback();
       first = false;
-      const response = await route.fetch({ maxRedirects: 0 });
+      const response = await fetchOnce(route);
       lost(response.status());
       await route.abort('connectionreset');
     },
