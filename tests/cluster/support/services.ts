@@ -131,7 +131,7 @@ http {
   uwsgi_temp_path ${dir}/uwsgi;
   scgi_temp_path ${dir}/scgi;
   map $http_upgrade $connection_upgrade { default upgrade; '' ''; }
-  upstream rivals { ${upstreams.map((p) => `server 127.0.0.1:${p} max_fails=1 fail_timeout=2s;`).join(' ')} keepalive 16; }
+  upstream rivals { ${upstreams.map((p) => `server 127.0.0.1:${p} max_fails=1 fail_timeout=2s;`).join(' ')} keepalive 16; keepalive_timeout 4s; }
   server {
     listen 127.0.0.1:${port};
     location / {
