@@ -253,7 +253,7 @@ describe('the note history of a long, often rewritten note', () => {
   afterAll(async () => app?.close());
 
   it('compares words within one budget per page: the newest changes word by word, older ones whole', async () => {
-    const html = await (await editor.get(`/competitors/${id}/history`)).text();
+    const html = await (await editor.get(`/competitors/${id}/history?perPage=50`)).text();
     const entries = [...html.matchAll(/data-history-entry="general:(\d+)"[\s\S]*?<\/li>/g)];
     expect(entries).toHaveLength(VERSIONS);
     const marks = (entry: string) => (entry.match(/<(ins|del)>/g) ?? []).length;
@@ -262,5 +262,33 @@ describe('the note history of a long, often rewritten note', () => {
     // The page does not compare every pair of 1,000-word versions (each ~4 million token pairs): the
     // oldest rewrites are shown as the old text removed and the new one added.
     expect(marks(entries.at(-2)?.[0] ?? '')).toBe(2);
+  });
+
+  it('is paged like the tables: 15 newest first, the rest on later pages, a page past the end shows the last', async () => {
+    const entriesOf = async (query: string) => {
+      const response = await editor.get(`/competitors/${id}/history${query}`);
+      expect(response.status).toBe(200);
+      const html = await response.text();
+      return {
+        html,
+        versions: [...html.matchAll(/data-history-entry="general:(\d+)"/g)].map((m) => Number(m[1])),
+      };
+    };
+    const newest = Array.from({ length: 15 }, (_, i) => VERSIONS - i);
+    const oldest = Array.from({ length: 15 }, (_, i) => 15 - i);
+    const first = await entriesOf('');
+    expect(first.versions).toEqual(newest);
+    expect(first.html).toContain('1–15 of 30 changes, newest first');
+    // The links keep the filter and the page size.
+    expect(first.html).toContain(`href="/competitors/${id}/history?page=2&amp;perPage=15"`);
+    const second = await entriesOf('?page=2');
+    expect(second.versions).toEqual(oldest);
+    expect(second.html).toContain('16–30 of 30 changes, newest first');
+    expect((await entriesOf('?column=general&page=99')).versions).toEqual(oldest);
+    expect((await entriesOf('?column=general&page=99')).html).toContain(
+      `href="/competitors/${id}/history?column=general&amp;page=1&amp;perPage=15"`,
+    );
+    expect((await entriesOf('?page=abc&perPage=10')).versions).toEqual(newest.slice(0, 10));
+    expect((await entriesOf('?column=pricing')).versions).toEqual([]);
   });
 });

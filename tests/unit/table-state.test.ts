@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pageWindow } from '#web/components/data-table/pagination.tsx';
+import { pageWindow } from '#web/components/pagination.tsx';
 import { nextSort, parseTableState, toQueryString } from '#web/components/data-table/table-state.ts';
 
 const sortable = ['rank', 'name', 'threat'];

@@ -1,7 +1,7 @@
 import type { ReactElement, ReactNode } from 'react';
 import { TableToolbar } from '../../client/islands/table-toolbar.tsx';
 import { Island } from '../island.tsx';
-import { Pagination } from './pagination.tsx';
+import { Pagination } from '../pagination.tsx';
 import { SortHeader } from './sort-header.tsx';
 import { perPageOptions, sortOf, toQueryString, type TableState } from './table-state.ts';
 import { formatNumber } from '../format.ts';
@@ -151,7 +151,11 @@ export function DataTable<Row>(props: DataTableProps<Row>): ReactElement {
             {rows.length > 0 &&
               ` · page ${formatNumber(state.page)} of ${count.exact ? '' : 'about '}${formatNumber(lastPage)}`}
           </p>
-          <Pagination path={path} state={state} lastPage={lastPage} lastPageExact={count.exact} />
+          <Pagination
+            page={state.page}
+            lastPage={lastPage}
+            href={(page) => `${path}?${toQueryString({ ...state, page })}`}
+          />
         </footer>
       </div>
     </section>

@@ -1,9 +1,11 @@
 import { noteColumns } from '#events/competitor/fields.ts';
 import type { CompetitorRow } from '#projections/competitor-list/competitor-row.ts';
-import type { NoteVersion } from '#projections/note-history/note-history.queries.ts';
+import type { NoteHistoryPage } from '#projections/note-history/note-history.queries.ts';
+import { DEFAULT_PER_PAGE } from '../../components/data-table/table-state.ts';
+import { Pagination } from '../../components/pagination.tsx';
 import { wordDiffs, type DiffPart } from '../../components/word-diff.ts';
 import { Battlecard } from '../competitors/battlecard.page.tsx';
-import { formatTime } from '../../components/format.ts';
+import { formatNumber, formatTime } from '../../components/format.ts';
 import { noteLabels } from '../competitors/competitor-table.tsx';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
@@ -14,7 +16,9 @@ export interface HistoryProps {
   name: string;
   deleted: boolean;
   column: string;
-  versions: NoteVersion[];
+  /** One page of versions, newest first. */
+  history: NoteHistoryPage;
+  perPage: number;
   asOf?: { at: Date; input: string; card: CompetitorRow | undefined };
   /** The as-of field as it was sent, shown again (also when it named no moment). */
   asOfInput: string;
@@ -43,9 +47,20 @@ function Diff({ parts }: { parts: DiffPart[] }) {
 }
 
 export function HistoryPage(props: HistoryProps) {
-  const { page, competitorId, name, deleted, column, versions, asOf, asOfError } = props;
+  const { page, competitorId, name, deleted, column, history, perPage, asOf, asOfError } = props;
+  const { versions, total } = history;
   // One budget for the whole page, newest first: a long history of rewritten notes stays cheap to show.
   const diffs = wordDiffs(versions.map((v) => [v.previousValue, v.value] as const));
+  const path = `/competitors/${competitorId}/history`;
+  const hrefOf = (pageNumber: number) => {
+    const query = new URLSearchParams();
+    if (column) query.set('column', column);
+    if (props.asOfInput) query.set('asOf', props.asOfInput);
+    query.set('page', String(pageNumber));
+    query.set('perPage', String(perPage));
+    return `${path}?${query.toString()}`;
+  };
+  const first = (history.page - 1) * perPage + 1;
   return (
     <Layout page={page} title={`History of ${name}`}>
       <div className="page-header">
@@ -59,7 +74,8 @@ export function HistoryPage(props: HistoryProps) {
       {deleted && (
         <p className="historical-banner">This competitor was deleted. Its history stays reviewable.</p>
       )}
-      <form method="get" className="table-toolbar" action={`/competitors/${competitorId}/history`}>
+      <form method="get" className="table-toolbar" action={path}>
+        {perPage !== DEFAULT_PER_PAGE && <input type="hidden" name="perPage" value={perPage} />}
         <label>
           Note{' '}
           <select name="column" defaultValue={column}>
@@ -110,7 +126,14 @@ export function HistoryPage(props: HistoryProps) {
       {versions.length === 0 ? (
         <p className="field__hint">No note changes{column ? ` to ${column}` : ''} yet.</p>
       ) : (
-        <ol className="history-list">
+        <p className="data-table__count" data-history-count>
+          {total === 1
+            ? '1 change'
+            : `${formatNumber(first)}–${formatNumber(first + versions.length - 1)} of ${formatNumber(total)} changes, newest first`}
+        </p>
+      )}
+      {versions.length > 0 && (
+        <ol className="history-list" start={first}>
           {versions.map((v, i) => (
             <li
               key={`${v.column}-${v.noteVersion}`}
@@ -129,6 +152,7 @@ export function HistoryPage(props: HistoryProps) {
           ))}
         </ol>
       )}
+      <Pagination page={history.page} lastPage={Math.ceil(total / perPage)} href={hrefOf} />
     </Layout>
   );
 }

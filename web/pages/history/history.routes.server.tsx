@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { noteColumns } from '#events/competitor/fields.ts';
 import { NotFoundError } from '#infra/errors.ts';
+import { parseTableState } from '../../components/data-table/table-state.ts';
 import { lastKnownName } from '#projections/audit-log/audit-log.queries.ts';
 import { competitorAsOf } from '#projections/competitor-list/competitor-as-of.ts';
 import { findCompetitor } from '#projections/competitor-list/competitor-list.queries.ts';
@@ -40,7 +41,10 @@ export const historyRoutes: RouteDef[] = [
     const current = await findCompetitor(deps.db.pool, id);
     const name = current?.name ?? (await lastKnownName(deps.db.pool, id));
     if (!name) throw new NotFoundError('No such competitor.');
-    const versions = await noteHistory(deps.db.pool, id, query.column);
+    // Paged like the tables (15 per page by default, the same lenient `page` and `perPage`): a long
+    // history of long notes made a page of many megabytes.
+    const { page, perPage } = parseTableState(ctx.query, []);
+    const history = await noteHistory(deps.db.pool, id, { column: query.column, page, perPage });
     const moment = query.asOf ? momentOf(query.asOf) : undefined;
     const asOf =
       moment && 'at' in moment
@@ -58,7 +62,8 @@ export const historyRoutes: RouteDef[] = [
         name={name}
         deleted={!current}
         column={query.column ?? ''}
-        versions={versions}
+        history={history}
+        perPage={perPage}
         asOf={asOf}
         asOfInput={query.asOf ?? ''}
         asOfError={moment && 'error' in moment ? moment.error : undefined}

@@ -1,5 +1,4 @@
-import { toQueryString, type TableState } from './table-state.ts';
-import { formatNumber } from '../format.ts';
+import { formatNumber } from './format.ts';
 
 /** Page numbers to show: first, last, and a window around the current page, with gaps as `null`. */
 export function pageWindow(page: number, lastPage: number, radius = 2): (number | null)[] {
@@ -15,16 +14,13 @@ export function pageWindow(page: number, lastPage: number, radius = 2): (number 
   return result;
 }
 
-/** Pagination links (docs/behaviour.md §2): real hrefs; the table controller turns a click into a refresh. */
-export function Pagination(props: {
-  path: string;
-  state: TableState;
-  lastPage: number;
-  lastPageExact: boolean;
-}) {
-  const { path, state, lastPage } = props;
+/**
+ * Pagination links (docs/behaviour.md §2): real hrefs, so they work without JavaScript; in a data table
+ * the table controller turns a click into a refresh. `href` says where each page is.
+ */
+export function Pagination(props: { page: number; lastPage: number; href: (page: number) => string }) {
+  const { page: current, lastPage, href } = props;
   if (lastPage <= 1) return null;
-  const href = (page: number) => `${path}?${toQueryString({ ...state, page })}`;
   const link = (page: number, label: string, rel?: string) => (
     <a
       href={href(page)}
@@ -39,17 +35,13 @@ export function Pagination(props: {
     <nav className="pagination" aria-label="Pagination">
       <ul>
         <li>
-          {state.page > 1 ? (
-            link(state.page - 1, 'Previous', 'prev')
-          ) : (
-            <span aria-disabled="true">Previous</span>
-          )}
+          {current > 1 ? link(current - 1, 'Previous', 'prev') : <span aria-disabled="true">Previous</span>}
         </li>
-        {pageWindow(state.page, lastPage).map((page, i) => (
+        {pageWindow(current, lastPage).map((page, i) => (
           <li key={page ?? `gap-${i}`}>
             {page === null ? (
               <span className="pagination__gap">…</span>
-            ) : page === state.page ? (
+            ) : page === current ? (
               <span aria-current="page">{formatNumber(page)}</span>
             ) : (
               link(page, String(page))
@@ -57,11 +49,7 @@ export function Pagination(props: {
           </li>
         ))}
         <li>
-          {state.page < lastPage ? (
-            link(state.page + 1, 'Next', 'next')
-          ) : (
-            <span aria-disabled="true">Next</span>
-          )}
+          {current < lastPage ? link(current + 1, 'Next', 'next') : <span aria-disabled="true">Next</span>}
         </li>
       </ul>
     </nav>
