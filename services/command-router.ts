@@ -77,7 +77,18 @@ const commandTable: { [T in CommandType]: Route<T> } = {
   AddCompetitor: { ...onCompetitor, run: addCompetitor, needs: 'competitors.create' },
   UpdateCompetitor: { ...onCompetitor, run: updateCompetitor, needs: 'competitors.edit' },
   DeleteCompetitor: { ...onCompetitor, run: deleteCompetitor, needs: 'competitors.delete' },
-  UpdateCompetitorNote: onStream(ofCompetitor, competitorDecider, 'notes.edit', competitorLane),
+  UpdateCompetitorNote: {
+    ...onCompetitor,
+    run: (w, command, metadata) =>
+      decideAndAppend(
+        w,
+        ofCompetitor(command),
+        competitorDecider,
+        { ...command, senderId: metadata.actor.id },
+        metadata,
+      ),
+    needs: 'notes.edit',
+  },
   AddSegment: onStream(segmentsStream, segmentsDecider, 'segments.manage'),
   AddUser: onStream(usersStream, usersDecider, 'users.manage'),
   ChangeUserRole: onStream(usersStream, usersDecider, 'users.manage'),

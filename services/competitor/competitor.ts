@@ -35,11 +35,14 @@ export type CompetitorState =
       notes: Record<NoteColumn, NoteState>;
     };
 
-/** Commands the competitor stream decides; AddCompetitor carries the segments known at the time. */
+/**
+ * Commands the competitor stream decides. AddCompetitor carries the segments known at the time; a note
+ * update carries who sends it, so a conflict with their own save (another tab) says so.
+ */
 export type CompetitorStreamCommand =
   | (AddCompetitorCommand & { knownSegments: readonly string[] })
   | UpdateCompetitorCommand
-  | UpdateCompetitorNoteCommand
+  | (UpdateCompetitorNoteCommand & { senderId?: string })
   | DeleteCompetitorCommand;
 
 const emptyNotes = (): Record<NoteColumn, NoteState> =>
@@ -128,12 +131,14 @@ export const competitorDecider: Decider<CompetitorStreamCommand, CompetitorEvent
         const { competitorId, column, value, expectedNoteVersion } = command.payload;
         const note = state.notes[column];
         if (expectedNoteVersion !== undefined && expectedNoteVersion !== note.version) {
-          return reject('conflict', staleNoteMessage(note), {
+          const byYou = note.by !== null && note.by.id === command.senderId;
+          return reject('conflict', staleNoteMessage(note, byYou), {
             details: {
               column,
               currentValue: note.value,
               currentVersion: note.version,
               changedBy: note.by?.name ?? null,
+              changedByYou: byYou,
               changedAt: note.at,
             },
           });
@@ -163,8 +168,8 @@ function missing(state: CompetitorState) {
     : reject('not_found', 'This competitor does not exist.');
 }
 
-function staleNoteMessage(note: NoteState): string {
-  const who = note.by?.name ?? 'Someone';
+function staleNoteMessage(note: NoteState, byYou: boolean): string {
   const when = note.at ? ` at ${note.at.slice(0, 16).replace('T', ' ')} UTC` : '';
-  return `${who} changed this note${when}, after you opened it.`;
+  if (byYou) return `You changed this note${when} in another tab or window, after you opened it here.`;
+  return `${note.by?.name ?? 'Someone'} changed this note${when}, after you opened it.`;
 }

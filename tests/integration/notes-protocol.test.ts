@@ -276,9 +276,17 @@ describe.each(databaseBackends)('notes component protocol on %s', (backend) => {
       currentValue: 'Then theirs',
       currentVersion: 2,
       changedBy: 'Test admin',
+      changedByYou: false,
       changedAt: latest?.metadata.at,
     });
     expect(Number.isNaN(Date.parse(String(answer.details?.changedAt)))).toBe(false);
+    // The admin's own other tab, opened at version 1: the message says it was them, not "Test admin".
+    const own = await expectRejected(
+      () => call(admin, updateNote({ competitorId: id, column: 'weaknesses', value: 'Own stale' }, 1)),
+      409,
+      /^You changed this note at \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC in another tab or window, after you opened it here\.$/,
+    );
+    expect(own.details).toMatchObject({ changedBy: 'Test admin', changedByYou: true });
     // Another column is not affected by that version, and the current version goes through.
     const other = await call(editor, updateNote({ competitorId: id, column: 'general', value: 'Other' }, 0));
     expect(other.answer.status).toBe('accepted');

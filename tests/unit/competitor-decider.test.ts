@@ -143,6 +143,26 @@ describe('competitor decider', () => {
       expect((decision as { message: string }).message).toContain('Grace');
     });
 
+    it('says "you" when the sender saved the newer version themselves (another tab), and names others', () => {
+      const history = recorded(
+        [added, note('mine elsewhere', 1)],
+        testMetadata({ actor: { id: 'u2', name: 'Grace' } }),
+      );
+      const stale = (senderId: string) =>
+        given(competitorDecider, history).when({ ...update('mine here', 0), senderId }) as {
+          message: string;
+          details: Record<string, unknown>;
+        };
+      expect(stale('u2').message).toBe(
+        'You changed this note at 2026-11-01 10:00 UTC in another tab or window, after you opened it here.',
+      );
+      expect(stale('u2').details).toMatchObject({ changedBy: 'Grace', changedByYou: true });
+      expect(stale('u3').message).toBe(
+        'Grace changed this note at 2026-11-01 10:00 UTC, after you opened it.',
+      );
+      expect(stale('u3').details).toMatchObject({ changedByYou: false });
+    });
+
     it('rejects notes on a deleted competitor and on one that never existed', () => {
       const deleted: CompetitorEvent = {
         type: 'CompetitorDeleted',

@@ -102,10 +102,13 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
     // Conflict: someone saved this note after the dialog opened. Overwrite saves mine over theirs at once.
     const details = answer.details ?? {};
     const theirs = typeof details.currentValue === 'string' ? details.currentValue : '';
+    // Saved by this user in another tab: "their text" would name someone else.
+    const saved = details.changedByYou === true ? 'The saved text' : 'Their text';
+    const keep = details.changedByYou === true ? 'keep the saved one' : 'keep theirs';
     let overwrite: ComponentAnswer | undefined;
     const choice = await swal.fire({
       titleText: 'This note was changed meanwhile',
-      text: `${answer.message}\n\nTheir text:\n${theirs}\n\nOverwrite it with yours, or cancel and keep theirs?`,
+      text: `${answer.message}\n\n${saved}:\n${theirs}\n\nOverwrite it with yours, or cancel and ${keep}?`,
       icon: 'warning',
       didOpen: keepLineBreaks,
       showCancelButton: true,
