@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Disagreement } from './instances.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -6,14 +7,26 @@ export interface Metrics {
   commands: Counter<'type' | 'status'>;
   /** 1 while the named dependency keeps this process from doing its job (see /readyz). */
   unavailable: Gauge<'dependency'>;
+  /** Sets `rivals_instance_settings_differ` from the instance registry's last check. */
+  reportDisagreements(disagreements: readonly Disagreement[]): void;
 }
 
 /** A registry per process (not prom-client's global one), so tests can create several apps. */
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const differ = new Gauge({
+    name: 'rivals_instance_settings_differ',
+    help: '1 while live instances run with different values of the setting (see /ops)',
+    labelNames: ['setting'],
+    registers: [registry],
+  });
   return {
     registry,
+    reportDisagreements(disagreements) {
+      for (const setting of ['SESSION_SECRET', 'REDIS_PREFIX'] as const)
+        differ.set({ setting }, disagreements.some((d) => d.setting === setting) ? 1 : 0);
+    },
     httpRequests: new Histogram({
       name: 'rivals_http_request_duration_seconds',
       help: 'HTTP request duration',

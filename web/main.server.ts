@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '#infra/config.ts';
 import { StartupError } from '#infra/errors.ts';
+import { startInstanceHeartbeat, type InstanceHeartbeat } from '#infra/instances.ts';
 import { createLogger } from '#infra/logger.ts';
 import { bootstrapContent } from '#services/bootstrap/bootstrap.ts';
 import { bootstrapAdmin } from '#services/user/bootstrap-admin.ts';
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
   });
   let server: Server | undefined;
   let realtime: Realtime | undefined;
+  let heartbeat: InstanceHeartbeat | undefined;
 
   const signals = createSessionSignals({ redis: runtime.redis, prefix: config.REDIS_PREFIX, log });
 
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
     }, SHUTDOWN_DEADLINE_MS);
     deadline.unref();
     // Stop accepting, let in-flight requests finish, then close idle keep-alive sockets and pools.
+    await heartbeat?.stop();
     await realtime?.close();
     await signals.close();
     await new Promise<void>((resolve) => {
@@ -62,6 +65,21 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   installCrashPolicy(log, (reason) => shutdown(reason, 1));
 
+  // Every instance says which shared settings it runs with, and hears of those that differ (/ops).
+  const registerInstance = (sessionSecret?: string) => {
+    heartbeat = startInstanceHeartbeat({
+      db: runtime.db.pool,
+      instanceId: runtime.instanceId,
+      settings: {
+        role: config.ROLE,
+        sessionSecret,
+        redisPrefix: runtime.redis ? config.REDIS_PREFIX : undefined,
+      },
+      log,
+      onCheck: (disagreements) => runtime.metrics.reportDisagreements(disagreements),
+    });
+  };
+
   if (config.ROLE !== 'worker') {
     await bootstrapContent(runtime.store, runtime.route, { demoData: config.DEMO_DATA });
     const admin = await bootstrapAdmin(runtime.db.pool, runtime.store, runtime.route, {
@@ -70,6 +88,7 @@ async function main(): Promise<void> {
     });
     await runtime.store.notifyAppended();
     const sessionSecret = await loadSessionSecret(config);
+    registerInstance(sessionSecret);
     const assets = await loadAssets(assetsDir);
     const https = config.TRUST_PROXY === true;
     const appSessions = {
@@ -128,6 +147,7 @@ async function main(): Promise<void> {
     // Under the supervisor (npm start): this child is up, so a later exit is a crash worth a restart.
     process.send?.('ready');
   } else {
+    registerInstance();
     // A worker has no HTTP server, but it projects: it broadcasts through the Redis adapter.
     if (runtime.redis) realtime = createRealtime({ redis: runtime.redis, prefix: config.REDIS_PREFIX, log });
     // Under the supervisor (npm start): the worker works now, so a later death is a crash to restart.

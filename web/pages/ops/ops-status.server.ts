@@ -1,3 +1,4 @@
+import { findDisagreements, liveInstances } from '#infra/instances.ts';
 import { projectionLags } from '#projections/lag.ts';
 import { recordedLetterActions } from '#services/operations/dead-letter-actions.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
@@ -32,10 +33,11 @@ export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
      GROUP BY m.ago ORDER BY m.ago DESC`,
   );
   const perMinute = minutes.map((m) => m.n);
-  const [deadLetters, deadLetterCount, pending] = await Promise.all([
+  const [deadLetters, deadLetterCount, pending, instances] = await Promise.all([
     deps.deadLetters.list(DEAD_LETTERS_LISTED),
     deps.deadLetters.count(),
     pendingOnBus(deps),
+    liveInstances(pool),
   ]);
   return {
     head: lags[0]?.head ?? (await deps.store.headPosition()),
@@ -57,6 +59,8 @@ export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
     eventsLastMinute: perMinute.at(-1) ?? 0,
     eventsLastHour: perMinute.reduce((a, b) => a + b, 0),
     perMinute,
+    instances,
+    disagreements: findDisagreements(instances),
     database: deps.db.describe,
     bus: deps.redis ? 'Redis Streams' : 'in-process',
   };

@@ -1,4 +1,5 @@
 import type { DeadLetter } from '#events/store/dead-letters.ts';
+import type { Disagreement, LiveInstance } from '#infra/instances.ts';
 import { CsrfField } from '../../components/form-field.tsx';
 import { formatTime } from '../../components/format.ts';
 import { Layout } from '../layout.tsx';
@@ -31,6 +32,10 @@ export interface OpsStatus {
   eventsLastHour: number;
   /** Events per minute over the last hour, oldest first. */
   perMinute: number[];
+  /** The server and worker processes seen in the last 30 s (the instance registry). */
+  instances: LiveInstance[];
+  /** Shared settings on which they differ. */
+  disagreements: Disagreement[];
   database: string;
   bus: string;
 }
@@ -97,6 +102,53 @@ function DeadLetterActions({ letter, csrfToken }: { letter: DeadLetter; csrfToke
   );
 }
 
+/** What differs between instances, which instance runs with what, and what it breaks. */
+function Disagreements({ disagreements }: { disagreements: Disagreement[] }) {
+  if (disagreements.length === 0) return null;
+  return (
+    <div className="field__error" role="alert" data-instance-disagreements>
+      {disagreements.map((d) => (
+        <div key={d.setting}>
+          <p>
+            <strong>{`The instances run with different ${d.setting} values.`}</strong>{' '}
+            {`${d.consequence} Give every instance the same ${d.setting} and restart the others.`}
+          </p>
+          <ul>
+            {d.groups.map((g) => (
+              <li key={g.value}>
+                {`${d.setting === 'SESSION_SECRET' ? `secret with fingerprint ${g.value}` : `“${g.value}”`}: ${g.instances.join(', ')}`}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/** The live processes and the shared settings each runs with. */
+function Instances({ instances }: { instances: LiveInstance[] }) {
+  return (
+    <table className="simple-table">
+      <ColumnHeads names={['Instance', 'Role', 'Session secret', 'Redis prefix', 'Started', 'Last seen']} />
+      <tbody>
+        {instances.map((i) => (
+          <tr key={i.instanceId} data-instance={i.instanceId}>
+            <td>
+              <code>{i.instanceId}</code>
+            </td>
+            <td>{i.role}</td>
+            <td>{i.sessionKey ? `fingerprint ${i.sessionKey}` : '— (signs no sessions)'}</td>
+            <td>{i.redisPrefix === null ? '— (no Redis)' : <code>{i.redisPrefix}</code>}</td>
+            <td>{formatTime(i.startedAt.toISOString())}</td>
+            <td>{formatTime(i.seenAt.toISOString())}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 /** A plain table's header row. */
 function ColumnHeads({ names }: { names: string[] }) {
   return (
@@ -117,6 +169,7 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
   const peak = Math.max(...status.perMinute, 0);
   return (
     <div id="ops-status" data-refresh-every="5000">
+      <Disagreements disagreements={status.disagreements} />
       <dl className="battlecard__facts">
         <dt>Database</dt>
         <dd>{status.database}</dd>
@@ -175,6 +228,12 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
           ))}
         </tbody>
       </table>
+      <h2>Instances</h2>
+      {status.instances.length === 0 ? (
+        <p className="field__hint">No instance has reported in the last 30 seconds.</p>
+      ) : (
+        <Instances instances={status.instances} />
+      )}
       <h2>Dead letters</h2>
       {status.deadLetters.length === 0 ? (
         <p className="field__hint">None: every command was handled.</p>
