@@ -35,6 +35,8 @@ async function main(): Promise<void> {
   let server: Server | undefined;
   let realtime: Realtime | undefined;
   let heartbeat: InstanceHeartbeat | undefined;
+  // What the runner tells after each batch; stopped first, so nothing is sent on channels being closed.
+  const stopFeeds: (() => void)[] = [];
 
   const signals = createSessionSignals({ redis: runtime.redis, prefix: config.REDIS_PREFIX, log });
 
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
     }, SHUTDOWN_DEADLINE_MS);
     deadline.unref();
     // Stop accepting, let in-flight requests finish, then close idle keep-alive sockets and pools.
+    for (const stop of stopFeeds) stop();
     await heartbeat?.stop();
     await realtime?.close();
     await signals.close();
@@ -162,8 +165,8 @@ async function main(): Promise<void> {
       server ? 'worker started; health on /healthz and /readyz' : 'worker started; no health endpoint',
     );
   }
-  if (runtime.runner && realtime) startChangeFeed(runtime.runner, realtime);
-  if (runtime.runner) startUserFeed(runtime.runner, signals);
+  if (runtime.runner && realtime) stopFeeds.push(startChangeFeed(runtime.runner, realtime));
+  if (runtime.runner) stopFeeds.push(startUserFeed(runtime.runner, signals));
 }
 
 main().catch((error: unknown) => {

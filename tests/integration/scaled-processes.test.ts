@@ -116,4 +116,27 @@ describe.each(runs('postgres') && runs('redis') ? ['postgres+redis'] : [])('scal
       redis.disconnect();
     }
   });
+
+  it('a broadcast after the live-update channel closed is dropped quietly, not an unhandled rejection', async () => {
+    // A worker stopped while its runner still catches up: the change feed broadcast on a closed Redis client,
+    // the adapter's publish rejected with nobody to catch it, and the process logged a fatal error.
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    const redis = createRedisClient(backendUrl('redis'), silentLog, { name: 'test-realtime-closed' });
+    const realtime = createRealtime({
+      redis,
+      prefix: `test-closed-${randomUUID().slice(0, 8)}:`,
+      log: silentLog,
+    });
+    try {
+      await realtime.close();
+      realtime.broadcast('competitors', 'change', { position: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+      redis.disconnect();
+    }
+  });
 });

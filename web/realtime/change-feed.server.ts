@@ -53,6 +53,6 @@ export function startChangeFeed(runner: ProjectionRunner, realtime: Realtime): (
   return runner.onCommitted((projection, events) => {
     if (projection !== 'competitor-list') return;
     const message = changeMessage(events);
-    if (message) realtime.io.to(COMPETITORS_ROOM).emit('change', message);
+    if (message) realtime.broadcast(COMPETITORS_ROOM, 'change', message);
   });
 }

@@ -24,6 +24,11 @@ export type RealtimeServer = Server<DefaultEventsMap, DefaultEventsMap, DefaultE
 
 export interface Realtime {
   io: RealtimeServer;
+  /**
+   * Emits to a room on every instance. After `close` it does nothing: the Redis adapter's publish on a
+   * closed client rejects with nobody to catch it (a worker stopped while its runner still broadcast).
+   */
+  broadcast(room: string, event: string, payload: unknown): void;
   close(): Promise<void>;
 }
 
@@ -116,9 +121,14 @@ export function createRealtime(options: {
   } else {
     io.on('connection', (socket) => void socket.disconnect(true));
   }
+  let closed = false;
   return {
     io,
+    broadcast(room, event, payload) {
+      if (!closed) io.to(room).emit(event, payload);
+    },
     async close() {
+      closed = true;
       unbind();
       // Without an HTTP server (a worker) there is no engine to close: io.close() would reject.
       if (server) await new Promise<void>((resolve) => void io.close(() => resolve()));
