@@ -1,4 +1,4 @@
-import { createWriteStream, rmSync, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, rmSync, type WriteStream } from 'node:fs';
 import { realpath, rename, rm, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import path from 'node:path';
@@ -54,8 +54,16 @@ export async function writeLinesAtomically(target: string, lines: AsyncIterable<
   // Through a symbolic link, the file it names is replaced, not the link.
   const file = existing ? await realpath(target) : target;
   const partial = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.partial`);
-  const out = await open(partial, target);
+  // Created and watched in one synchronous step: a signal is handled between steps, so it finds the file
+  // watched. (Opened asynchronously, the file existed before its handler did: a Ctrl-C in between left it.)
+  let fd: number;
+  try {
+    fd = openSync(partial, 'wx');
+  } catch (error) {
+    throw refused(target, error);
+  }
   const keepOnSignal = removeOnSignal(partial);
+  const out = createWriteStream(partial, { fd });
   let writeError: unknown;
   out.once('error', (error) => (writeError = error));
   try {
