@@ -1,0 +1,185 @@
+import { randomBytes } from 'node:crypto';
+import AxeBuilder from '@axe-core/playwright';
+import type { Page } from '@playwright/test';
+import { expect, test } from './support/fixtures.ts';
+import { addCompetitor, deleteCompetitor, putNote } from './support/competitors.ts';
+import { signIn } from './support/sign-in.ts';
+
+/**
+ * Accessibility (WCAG 2.1 A and AA, as axe-core checks it) of every screen, as the role that sees the
+ * most of it, and with each SweetAlert2 dialog open.
+ *
+ * A violation fails the test with one line per element: rule, impact, selector and what the rule asks.
+ * Nothing is excluded.
+ */
+
+const wcagTags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+async function expectNoViolations(page: Page, screen: string): Promise<void> {
+  // Run time: only violations are collected (not passes and "needs review"), and axe runs in the page
+  // itself instead of merging frame results in a blank page of its own ("legacy mode"; the app has no
+  // iframes for the other mode to reach).
+  const { violations } = await new AxeBuilder({ page })
+    .withTags(wcagTags)
+    .options({ resultTypes: ['violations'] })
+    .setLegacyMode(true)
+    .analyze();
+  const lines: string[] = [];
+  for (const v of violations) {
+    for (const node of v.nodes) {
+      const selector = node.target.map(String).join(' ');
+      lines.push(
+        `  ${v.id} (${v.impact ?? 'unknown'}) at ${selector}: ${v.help}\n    ${node.failureSummary ?? ''}`,
+      );
+    }
+  }
+  // Soft: one run lists the violations of every screen, not only of the first.
+  expect
+    .soft(lines, `${screen}: ${lines.length} accessibility violation(s):\n${lines.join('\n')}`)
+    .toEqual([]);
+}
+
+async function gotoReady(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
+}
+
+/** Signs in as the admin, adds a throwaway competitor and opens the table showing only it. */
+async function tableOfThrowaway(page: Page, baseUrl: string, prefix: string) {
+  await signIn(page, baseUrl);
+  const name = `${prefix} ${randomBytes(4).toString('hex')}`;
+  const id = await addCompetitor(page, baseUrl, name);
+  await gotoReady(page, `${baseUrl}/competitors?search=${encodeURIComponent(name)}`);
+  return { id, name };
+}
+
+const utcInput = (at: Date) => at.toISOString().slice(0, 19);
+
+test.describe.configure({ timeout: 90_000 });
+
+// Every screen as the role that sees the most of it (the admin; the 403 page as a viewer), in three tests
+// so that each stays well inside its time limit on a busy machine.
+test('the sign-in page, also with its error, has no WCAG 2.1 A/AA violations', async ({ page, server }) => {
+  const url = server.url;
+  await gotoReady(page, `${url}/login`);
+  await expectNoViolations(page, '/login');
+  // A failed sign-in shows its error on the same form.
+  await page.getByLabel('Email').fill('nobody@rivals.test');
+  await page.getByLabel('Password').fill('not-the-password-0123');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('alert')).toBeVisible();
+  await expectNoViolations(page, '/login with an error');
+});
+
+test('the competitor screens, with data, empty, with errors and as of a moment, have no WCAG 2.1 A/AA violations', async ({
+  page,
+  server,
+}) => {
+  const url = server.url;
+  await signIn(page, url);
+  const name = `A11y ${randomBytes(4).toString('hex')}`;
+  const id = await addCompetitor(page, url, name);
+  await putNote(page, url, id, 'pricing', 'Per seat, $40 a month.');
+  await putNote(page, url, id, 'pricing', 'Per seat, $45 a month from March.');
+  await putNote(page, url, id, 'strengths', 'Fast onboarding.');
+
+  await gotoReady(page, `${url}/competitors`);
+  await expectNoViolations(page, '/competitors');
+  await gotoReady(page, `${url}/competitors?search=no-such-competitor-anywhere`);
+  await expect(page.getByText('Clear search')).toBeVisible();
+  await expectNoViolations(page, '/competitors with an empty search result');
+
+  await gotoReady(page, `${url}/competitors/new`);
+  await expectNoViolations(page, '/competitors/new');
+  // The form again with its errors shown.
+  await page.getByLabel('Website').fill('not a web address');
+  await page.getByRole('button', { name: 'Add competitor' }).click();
+  await expect(page.locator('#field-website-error')).toBeVisible();
+  await expectNoViolations(page, '/competitors/new with errors');
+
+  await gotoReady(page, `${url}/competitors/${id}/edit`);
+  await expectNoViolations(page, '/competitors/:id/edit');
+  await gotoReady(page, `${url}/competitors/${id}`);
+  await expectNoViolations(page, '/competitors/:id (battlecard)');
+
+  await gotoReady(page, `${url}/competitors/${id}/history`);
+  await expect(page.locator('[data-history-count]')).toBeVisible();
+  await expectNoViolations(page, '/competitors/:id/history');
+  await gotoReady(page, `${url}/competitors/${id}/history?asOf=${utcInput(new Date())}`);
+  await expect(page.locator('.as-of')).toBeVisible();
+  await expectNoViolations(page, '/competitors/:id/history as of now');
+
+  await deleteCompetitor(page, url, id);
+});
+
+test('ranking, segments, audit, users, ops and the 404 and 403 pages have no WCAG 2.1 A/AA violations', async ({
+  page,
+  browser,
+  server,
+}) => {
+  const url = server.url;
+  await signIn(page, url);
+  for (const path of ['/ranking', '/segments', '/audit', '/users', '/users/new', '/ops']) {
+    await gotoReady(page, `${url}${path}`);
+    await expectNoViolations(page, path);
+  }
+
+  await page.goto(`${url}/no-such-page`);
+  await expect(page.locator('.error-page')).toBeVisible();
+  await expectNoViolations(page, '404 page');
+
+  // A viewer, through the real form, for the 403 page.
+  const email = `a11y-viewer-${randomBytes(4).toString('hex')}@rivals.test`;
+  const password = 'a11y-viewer-password-0123';
+  await gotoReady(page, `${url}/users/new`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Name').fill('A11y Viewer');
+  await page.getByLabel('Role').selectOption('viewer');
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Add user' }).click();
+  await expect(page).toHaveURL(`${url}/users`);
+  const context = await browser.newContext();
+  try {
+    const viewer = await context.newPage();
+    await signIn(viewer, url, email, password);
+    const response = await viewer.goto(`${url}/users`);
+    expect(response?.status()).toBe(403);
+    await expectNoViolations(viewer, '403 page (a viewer on /users)');
+  } finally {
+    await context.close();
+  }
+});
+
+test('the notes dialog and the delete confirmation have no WCAG 2.1 A/AA violations', async ({
+  page,
+  server,
+}) => {
+  const { id, name } = await tableOfThrowaway(page, server.url, 'A11y Dialog');
+  const dialog = page.getByRole('dialog');
+
+  await page.getByRole('button', { name: `Pricing note (empty) for ${name}`, exact: true }).click();
+  await expect(dialog.locator('textarea')).toBeFocused();
+  await expectNoViolations(page, 'notes dialog');
+  // With its validation message shown.
+  await dialog.getByRole('button', { name: 'Save', exact: true }).click();
+  await expect(dialog.locator('.swal2-validation-message')).toHaveText('Value is required!');
+  await expectNoViolations(page, 'notes dialog with "Value is required!"');
+  await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+  await expect(dialog).toBeHidden();
+
+  await page.getByRole('button', { name: `Delete ${name}`, exact: true }).click();
+  await expect(dialog).toContainText('Are you sure?');
+  await expectNoViolations(page, 'delete confirmation');
+  await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+  await expect(dialog).toBeHidden();
+
+  // The battlecard opens the same dialog from its own buttons.
+  await gotoReady(page, `${server.url}/competitors/${id}`);
+  await page.getByRole('button', { name: 'Edit general note', exact: true }).click();
+  await expect(dialog.locator('textarea')).toBeVisible();
+  await expectNoViolations(page, 'notes dialog on the battlecard');
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+
+  await deleteCompetitor(page, server.url, id);
+});
