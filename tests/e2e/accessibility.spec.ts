@@ -1,16 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import AxeBuilder from '@axe-core/playwright';
-import type { Page } from '@playwright/test';
+import type { Locator, Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.ts';
 import { addCompetitor, deleteCompetitor, putNote } from './support/competitors.ts';
 import { signIn } from './support/sign-in.ts';
 
 /**
  * Accessibility (WCAG 2.1 A and AA, as axe-core checks it) of every screen, as the role that sees the
- * most of it, and with each SweetAlert2 dialog open.
+ * most of it, and with each SweetAlert2 dialog open; and keyboard-only use of the notes dialog.
  *
  * A violation fails the test with one line per element: rule, impact, selector and what the rule asks.
- * Nothing is excluded.
+ * Nothing is excluded: SweetAlert2's dialogs pass too (their focus rings and field edges are set in
+ * web/styles/app.css).
  */
 
 const wcagTags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
@@ -42,6 +43,15 @@ async function expectNoViolations(page: Page, screen: string): Promise<void> {
 async function gotoReady(page: Page, url: string): Promise<void> {
   await page.goto(url);
   await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
+}
+
+/** Presses Tab until `target` has focus (at most `limit` times): reaching it is part of what is tested. */
+async function tabTo(page: Page, target: Locator, limit = 80): Promise<void> {
+  for (let i = 0; i < limit; i++) {
+    await page.keyboard.press('Tab');
+    if (await target.evaluate((el) => el === document.activeElement)) return;
+  }
+  throw new Error(`Tab never reached ${target.toString()}`);
 }
 
 /** Signs in as the admin, adds a throwaway competitor and opens the table showing only it. */
@@ -180,6 +190,50 @@ test('the notes dialog and the delete confirmation have no WCAG 2.1 A/AA violati
   await expectNoViolations(page, 'notes dialog on the battlecard');
   await page.keyboard.press('Escape');
   await expect(dialog).toBeHidden();
+
+  await deleteCompetitor(page, server.url, id);
+});
+
+test('keyboard only: open a note from the table, type, save; focus returns; Escape closes an idle dialog', async ({
+  page,
+  server,
+}) => {
+  const { id } = await tableOfThrowaway(page, server.url, 'A11y Keys');
+  const dialog = page.getByRole('dialog');
+  const textarea = dialog.locator('textarea');
+  const pricing = page.locator(`tr[data-row-id="${id}"] button[data-note][data-column="pricing"]`);
+
+  // Escape closes an idle dialog, and focus goes back to the button that opened it.
+  await tabTo(page, pricing);
+  await page.keyboard.press('Enter');
+  await expect(textarea).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(pricing).toBeFocused();
+
+  // Open with Space, type, Tab to Save, save with Enter.
+  await page.keyboard.press('Space');
+  await expect(textarea).toBeFocused();
+  await page.keyboard.type('Typed with the keyboard only.');
+  await page.keyboard.press('Tab');
+  const save = dialog.getByRole('button', { name: 'Save', exact: true });
+  await expect(save).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(dialog).toBeHidden();
+  await expect(pricing).toHaveAttribute('data-value', 'Typed with the keyboard only.');
+  // The row was refreshed with the saved note; focus is on its (new) Pricing button, not lost to the page.
+  await expect(pricing).toBeFocused();
+
+  // Escape on the battlecard's dialog too.
+  await gotoReady(page, `${server.url}/competitors/${id}`);
+  const edit = page.getByRole('button', { name: 'Edit pricing note', exact: true });
+  await tabTo(page, edit);
+  await page.keyboard.press('Enter');
+  await expect(textarea).toHaveValue('Typed with the keyboard only.');
+  await expect(textarea).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(edit).toBeFocused();
 
   await deleteCompetitor(page, server.url, id);
 });

@@ -1,5 +1,6 @@
 import { tableEvents } from '../components/data-table/table-events.ts';
 import { nextSort, toQueryString, type TableState } from '../components/data-table/table-state.ts';
+import { replaceKeepingFocus } from './keep-focus.ts';
 
 const LOADING_DELAY_MS = 150;
 
@@ -110,7 +111,7 @@ export class DataTableController {
     const currentRegion = this.root.querySelector<HTMLElement>('[data-table-region]');
     if (!currentRegion) throw new Error('the table has no region');
     const scrollY = window.scrollY;
-    currentRegion.replaceWith(document.importNode(fresh, true));
+    replaceKeepingFocus(currentRegion, document.importNode(fresh, true));
     window.scrollTo({ top: scrollY });
     // The server may have clamped the page (or dropped an unknown sort): adopt what it rendered.
     const rendered = JSON.parse(fresh.dataset.state ?? 'null') as TableState | null;

@@ -1,5 +1,6 @@
 import { callComponent, type ComponentAnswer } from './component-call.ts';
 import { newKey } from './fresh-keys.ts';
+import { refocus } from './keep-focus.ts';
 import { validateNote } from './note-value.ts';
 import { notify } from './notices.ts';
 import { refreshRegions, showChange } from './refresh-regions.ts';
@@ -156,6 +157,10 @@ export function installNotesDialog(): void {
       version: Number(version),
       value,
       canEdit: canEdit === 'true',
+    }).then(() => {
+      // The save re-rendered the row or card this button was in; SweetAlert2 would return focus to the
+      // old, detached button (that is, to nowhere), so it goes to the fresh copy instead.
+      if (!button.isConnected) refocus(button);
     });
   });
 }

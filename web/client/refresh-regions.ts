@@ -1,6 +1,7 @@
 import { affectsPage, type ListChange, type ShownPage } from '../realtime/affects-table.ts';
 import type { ComponentAnswer } from './component-call.ts';
 import { tableController, type DataTableController } from './data-table.ts';
+import { replaceKeepingFocus } from './keep-focus.ts';
 import { wantEcho } from './own-changes.ts';
 import { hasSortables, refreshSortables } from './sortable-lists.ts';
 
@@ -68,7 +69,7 @@ function swapCard(doc: Document): boolean {
   const card = document.querySelector<HTMLElement>('#battlecard');
   const fresh = doc.querySelector('#battlecard');
   if (!card || !fresh) return false;
-  card.replaceWith(document.importNode(fresh, true));
+  replaceKeepingFocus(card, document.importNode(fresh, true));
   return true;
 }
 
