@@ -218,6 +218,8 @@ test('keyboard only: open a note from the table, type, save; focus returns; Esca
   await page.keyboard.press('Tab');
   const save = dialog.getByRole('button', { name: 'Save', exact: true });
   await expect(save).toBeFocused();
+  // The app's focus ring (dark inner ring, 15:1 on white), not SweetAlert2's pale one (about 2:1).
+  await expect(save).toHaveCSS('box-shadow', /rgb\(29, 35, 48\) 0px 0px 0px 2px/);
   await page.keyboard.press('Enter');
   await expect(dialog).toBeHidden();
   await expect(pricing).toHaveAttribute('data-value', 'Typed with the keyboard only.');
