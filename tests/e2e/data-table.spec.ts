@@ -295,6 +295,36 @@ test.describe('data table on /competitors', () => {
     expect(domReady).toBe(0);
   });
 
+  test('keyboard paging keeps focus in the pagination: on the new current page, so Tab goes on from there', async ({
+    page,
+    seeded,
+  }) => {
+    await signIn(page, seeded.url);
+    await openTable(page, seeded.url);
+    const pressOn = async (name: string) => {
+      const link = page.getByRole('link', { name, exact: true });
+      await link.focus();
+      await page.keyboard.press('Enter');
+    };
+    await pressOn('Page 2');
+    await expect(currentPage(page)).toHaveText('2');
+    // The link is gone (page 2 is the current page now): focus is on its number, not back at the page top.
+    await expect(currentPage(page)).toBeFocused();
+    await page.keyboard.press('Tab');
+    await expect(page.getByRole('link', { name: 'Page 3', exact: true })).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(currentPage(page)).toHaveText('3');
+    await expect(currentPage(page)).toBeFocused();
+    // "Next" onto the last page: it is no link there.
+    await pressOn('Next');
+    await expect(currentPage(page)).toHaveText('4');
+    await expect(currentPage(page)).toBeFocused();
+    // "Previous" is still a link on the new page: focus stays on it.
+    await pressOn('Previous');
+    await expect(currentPage(page)).toHaveText('3');
+    await expect(page.getByRole('link', { name: 'Previous', exact: true })).toBeFocused();
+  });
+
   test('back and forward restore the table of that address', async ({ page, seeded }) => {
     await signIn(page, seeded.url);
     await openTable(page, seeded.url);

@@ -15,10 +15,18 @@ export function sameControl(el: HTMLElement): string | undefined {
   return row === undefined ? own : `[data-row-id="${CSS.escape(row)}"] ${own}`;
 }
 
-/** Focuses the counterpart of `gone` (no longer in the page) inside `within`; true if there was one. */
+/**
+ * Focuses the counterpart of `gone` (no longer in the page) inside `within`; true if there was one. A
+ * page link has none on the page it leads to (it is the current page there, and "Next" on the last page is
+ * no link): focus goes to the current page's number, so the next Tab goes on from there.
+ */
 export function refocus(gone: HTMLElement, within: ParentNode = document): boolean {
   const selector = sameControl(gone);
-  const counterpart = selector ? within.querySelector<HTMLElement>(selector) : null;
+  const counterpart =
+    (selector ? within.querySelector<HTMLElement>(selector) : null) ??
+    (gone.closest('.pagination')
+      ? within.querySelector<HTMLElement>('.pagination [aria-current="page"]')
+      : null);
   counterpart?.focus();
   return !!counterpart;
 }

@@ -42,7 +42,9 @@ export function Pagination(props: { page: number; lastPage: number; href: (page:
             {page === null ? (
               <span className="pagination__gap">…</span>
             ) : page === current ? (
-              <span aria-current="page">{formatNumber(page)}</span>
+              <span aria-current="page" tabIndex={-1}>
+                {formatNumber(page)}
+              </span>
             ) : (
               link(page, String(page))
             )}
