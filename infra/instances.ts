@@ -29,8 +29,11 @@ export interface LiveInstance {
   seenAt: Date;
 }
 
+/** The settings every instance of a deployment must share. */
+export const sharedSettings = ['SESSION_SECRET', 'REDIS_PREFIX'] as const;
+
 export interface Disagreement {
-  setting: 'SESSION_SECRET' | 'REDIS_PREFIX';
+  setting: (typeof sharedSettings)[number];
   /** Each value in use (a fingerprint for the secret) and the instances using it, the largest group first. */
   groups: { value: string; instances: string[] }[];
   /** What the disagreement breaks, for the operator. */

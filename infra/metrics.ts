@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Disagreement } from './instances.ts';
+import { sharedSettings, type Disagreement } from './instances.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -24,7 +24,7 @@ export function createMetrics(): Metrics {
   return {
     registry,
     reportDisagreements(disagreements) {
-      for (const setting of ['SESSION_SECRET', 'REDIS_PREFIX'] as const)
+      for (const setting of sharedSettings)
         differ.set({ setting }, disagreements.some((d) => d.setting === setting) ? 1 : 0);
     },
     httpRequests: new Histogram({
