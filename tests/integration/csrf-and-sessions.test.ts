@@ -249,6 +249,35 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
       expect(signOut.headers.get('location')).toBe('/login');
     });
 
+    it("GET /session says who this browser is signed in as now, with that session's form token (a refused page renews from it), never cached", async () => {
+      const editor = await newUser(app, 'editor', 'session-now');
+      const client = await signedIn(app, editor.email);
+      await client.get('/competitors/new');
+      const pageToken = client.csrfToken;
+      const now = await client.get('/session');
+      expect(now.status).toBe(200);
+      expect(now.headers.get('cache-control')).toBe('no-store');
+      expect(await now.json()).toEqual({ userId: editor.id, csrfToken: pageToken });
+      // Signed out and in again (another tab): a new session, so a new token the old page can take.
+      await client.postForm('/logout', {});
+      const signedOut = (await (await client.get('/session')).json()) as {
+        userId: unknown;
+        csrfToken: string;
+      };
+      expect(signedOut.userId).toBeNull();
+      expect(signedOut.csrfToken).not.toBe(pageToken);
+      const again = await signedIn(app, editor.email);
+      const renewed = (await (await again.get('/session')).json()) as { userId: string; csrfToken: string };
+      expect(renewed.userId).toBe(editor.id);
+      expect(renewed.csrfToken).not.toBe(pageToken);
+      const saved = await again.postForm(
+        '/competitors/new',
+        { name: 'Renewed from /session', segmentId: 'smb', threat: 'low' },
+        { csrf: renewed.csrfToken },
+      );
+      expect(saved.status).toBe(302);
+    });
+
     it('a page signed out in another tab (its cookie gone with it) is told its session ended (401), not to reload; nothing changes', async () => {
       const editor = await newUser(app, 'editor', 'signed-out-tab');
       const client = await signedIn(app, editor.email);

@@ -1,7 +1,7 @@
 /**
  * A page outlives its session: the user signs out in another tab and in again, and the page's form
  * token (derived from the old session) no longer matches. A call refused for that reason can look
- * again: a fresh copy of a page says who this browser is signed in as now and carries the new token.
+ * again: GET /session says who this browser is signed in as now and carries the new token.
  */
 export type Renewal =
   /** Signed in again as the page's user: the page now has the new token; the call may be resent. */
@@ -15,10 +15,18 @@ export const SIGNED_IN_AS_SOMEONE_ELSE =
 const metaContent = (doc: Document, name: string) =>
   doc.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content;
 
-/** The sign-in page: signed in, it forwards to the competitor list; either way it carries the token. */
-const loadSignInPage = async (): Promise<Document | undefined> => {
-  const response = await fetch('/login', { credentials: 'same-origin', headers: { Accept: 'text/html' } });
-  return response.ok ? new DOMParser().parseFromString(await response.text(), 'text/html') : undefined;
+/** Who this browser is signed in as now, and that session's form token (GET /session). */
+export interface SessionNow {
+  userId: string | null;
+  csrfToken: string;
+}
+
+const loadSession = async (): Promise<SessionNow | undefined> => {
+  const response = await fetch('/session', {
+    credentials: 'same-origin',
+    headers: { Accept: 'application/json' },
+  });
+  return response.ok ? ((await response.json()) as SessionNow) : undefined;
 };
 
 /**
@@ -28,13 +36,13 @@ const loadSignInPage = async (): Promise<Document | undefined> => {
  */
 export async function renewSession(
   sent = metaContent(document, 'csrf-token'),
-  load = loadSignInPage,
+  load = loadSession,
 ): Promise<Renewal> {
   const pageUser = metaContent(document, 'user-id');
   if (!pageUser) return { renewed: false };
-  const fresh = await load().catch(() => undefined);
-  const userId = fresh && metaContent(fresh, 'user-id');
-  const token = fresh && metaContent(fresh, 'csrf-token');
+  const now = await load().catch(() => undefined);
+  const userId = now?.userId;
+  const token = now?.csrfToken;
   if (!userId || !token) return { renewed: false };
   if (userId !== pageUser) return { renewed: false, message: SIGNED_IN_AS_SOMEONE_ELSE };
   if (token === sent) return { renewed: false };

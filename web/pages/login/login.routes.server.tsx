@@ -6,6 +6,7 @@ import { findUserByEmail } from '#projections/user-list/user-list.queries.ts';
 import { checkPassword } from '#services/user/accounts.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { endSession, startSession } from '../../auth/sessions.server.ts';
+import type { SessionUser } from '../page-context.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, safeNext, type RouteDef } from '../../routing.server.ts';
 import { fieldErrors, formValues } from '../../zod-form.server.ts';
@@ -25,6 +26,19 @@ export const loginRoutes: RouteDef[] = [
   route('GET', '/login', 'public', (ctx) => {
     if (ctx.state.user) return ctx.redirect(safeNext(ctx.query.next));
     renderHtml(ctx, <LoginPage page={pageContext(ctx)} email="" next={safeNext(ctx.query.next)} />);
+  }),
+
+  /**
+   * Who this browser is signed in as now, and the form token of that session: a page whose call was
+   * refused looks here (web/client/session-renewal.ts). Readable by our own pages only (no CORS), like
+   * the token in every page's head.
+   */
+  route('GET', '/session', 'public', (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = {
+      userId: (ctx.state.user as SessionUser | undefined)?.id ?? null,
+      csrfToken: ctx.state.csrfToken,
+    };
   }),
 
   route('POST', '/login', 'public', async (ctx, deps) => {
