@@ -37,7 +37,7 @@ export const loginRoutes: RouteDef[] = [
     ctx.set('Cache-Control', 'no-store');
     ctx.body = {
       userId: (ctx.state.user as SessionUser | undefined)?.id ?? null,
-      csrfToken: ctx.state.csrfToken,
+      csrfToken: ctx.state.csrfToken as string,
     };
   }),
 
