@@ -4,16 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sessionKeyOf, startInstanceHeartbeat, type InstanceHeartbeat } from '#infra/instances.ts';
 import { createLogger } from '#infra/logger.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
+import { until } from '#tests/support/until.ts';
 import { startTestApp, TEST_METRICS_TOKEN, type TestApp } from '#tests/support/test-app.ts';
-
-async function until(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(25);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** A logger whose lines are kept, parsed. */
 function capturedLog() {

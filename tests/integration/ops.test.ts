@@ -1,19 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandEnvelope } from '#events/command.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
+import { until } from '#tests/support/until.ts';
 import { addCompetitorCommand, envelope, giveUp } from '#tests/support/runtime-pieces.ts';
 import { startTestApp, TEST_METRICS_TOKEN, type TestApp } from '#tests/support/test-app.ts';
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(25);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe.each(databaseBackends)('/ops on %s', (backend) => {
   let app: TestApp;
