@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './passwords.ts';
 
 /**
  * The environment, parsed once at start-up. Everything else receives a `Config`;
@@ -41,7 +42,20 @@ const schema = z.object({
   DEMO_DATA: booleanFlag.default(true),
   /** Bootstrap admin for an empty user table; a random password is generated when unset. */
   ADMIN_EMAIL: z.email('an email address').default('admin@rivals.local'),
-  ADMIN_PASSWORD: z.string().min(12, 'at least 12 characters').optional(),
+  /**
+   * What sign-in can take (PASSWORD_MIN/MAX_LENGTH, and no control character: a browser's password field
+   * cannot send one): a longer one, or one with a tab, made an admin nobody could sign in as.
+   */
+  ADMIN_PASSWORD: z
+    .string()
+    .min(PASSWORD_MIN_LENGTH, `at least ${PASSWORD_MIN_LENGTH} characters`)
+    .max(PASSWORD_MAX_LENGTH, `at most ${PASSWORD_MAX_LENGTH} characters (sign-in takes no longer ones)`)
+    .regex(
+      // eslint-disable-next-line no-control-regex -- matching control characters is the point
+      /^[^\u0000-\u001f\u007f-\u009f]*$/,
+      'no control characters (such as tabs or line breaks): a browser cannot send them',
+    )
+    .optional(),
   /** A command left unacknowledged this long by a worker that died is handed to another (default 30 s). */
   BUS_CLAIM_IDLE_MS: z.coerce
     .number({ error: 'a whole number of milliseconds from 100 to 3600000' })

@@ -55,6 +55,18 @@ describe('configuration', () => {
     expect(() => loadConfig(env)).not.toThrow(/short-pw|almost-the-secret|hunter2/);
   });
 
+  it('refuses an ADMIN_PASSWORD no sign-in could send: longer than 1,024 characters, or with a control character', () => {
+    // Sign-in refuses passwords over 1,024 characters, and a browser's password field sends no tab or
+    // line break: such an admin was created and could never sign in.
+    expect(loadConfig({ ADMIN_PASSWORD: 'p'.repeat(1024) }).ADMIN_PASSWORD).toHaveLength(1024);
+    expect(() => loadConfig({ ADMIN_PASSWORD: 'p'.repeat(1025) })).toThrow(
+      'ADMIN_PASSWORD=(1025 characters, hidden) — expected at most 1024 characters (sign-in takes no longer ones).',
+    );
+    expect(() => loadConfig({ ADMIN_PASSWORD: 'correct horse\tbattery' })).toThrow(
+      'ADMIN_PASSWORD=(21 characters, hidden) — expected no control characters (such as tabs or line breaks): a browser cannot send them.',
+    );
+  });
+
   it('runs scaled with a database, Redis and a secret', () => {
     const config = loadConfig({
       DATABASE_URL: 'postgres://h/db',
