@@ -13,7 +13,14 @@ export default class CountReporter implements Reporter {
         else if (state === 'failed') failed++;
         else skipped++;
       }
-      if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed++;
+      // A file's or a suite's own error (a beforeAll or afterAll threw) skips or outlives its tests: one
+      // failure each, or a run that failed printed "0 failed".
+      if (
+        module.errors().length > 0 ||
+        (module.state() === 'failed' && [...module.children.allTests()].length === 0)
+      )
+        failed++;
+      for (const suite of module.children.allSuites()) if (suite.errors().length > 0) failed++;
     }
     failed += errors.length;
     process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
