@@ -60,10 +60,14 @@ export function register(program: Command): void {
     .option('--projection <names>', 'all (default), a projection name, or several comma-separated', list)
     .option(
       '--to-position <n>',
-      'stop after this event position',
+      'with --dry-run: stop after this event position',
       onlyOnce(wholeNumber(0, Number.MAX_SAFE_INTEGER)),
     )
-    .option('--to-time <time>', 'stop at events recorded after this time', onlyOnce(isoTime))
+    .option(
+      '--to-time <time>',
+      'with --dry-run: stop before events recorded after this time',
+      onlyOnce(isoTime),
+    )
     .option('--dry-run', 'build and compare with the live tables, change nothing')
     .option('--restart', 'start over instead of resuming an interrupted rebuild')
     .option('--json', 'print the summary as JSON (no progress bars)')
