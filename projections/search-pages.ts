@@ -31,11 +31,18 @@ export interface SearchPageCacheOptions {
   maxIds?: number;
   /** A search matching more is not kept (it would push out many smaller ones). */
   maxIdsPerSearch?: number;
+  /**
+   * Searches kept in all, whatever their size (default 10,000). The id budget alone let searches that
+   * match nothing pile up without limit: each costs its key (up to ~400 characters) and entry, so a
+   * stream of distinct searches on page 2 grew the heap by ~630 bytes per request, forever.
+   */
+  maxSearches?: number;
 }
 
 export function createSearchPageCache(options: SearchPageCacheOptions = {}): SearchPageCache {
   const maxIds = options.maxIds ?? 500_000;
   const maxIdsPerSearch = options.maxIdsPerSearch ?? 100_000;
+  const maxSearches = options.maxSearches ?? 10_000;
   const entries = new Map<string, MatchSet>();
   let held = 0;
   const forget = (key: string) => {
@@ -59,7 +66,7 @@ export function createSearchPageCache(options: SearchPageCacheOptions = {}): Sea
       entries.set(key, matches);
       held += matches.ids.length;
       for (const oldest of entries.keys()) {
-        if (held <= maxIds) break;
+        if (held <= maxIds && entries.size <= maxSearches) break;
         forget(oldest);
       }
     },

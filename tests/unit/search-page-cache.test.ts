@@ -31,4 +31,16 @@ describe('search page cache', () => {
     cache.set('a', { version: '2', ids: ids(6) });
     expect(cache.get('a')).toBeUndefined();
   });
+
+  it('keeps at most its number of searches, even searches that match nothing', () => {
+    const cache = createSearchPageCache({ maxIds: 100, maxIdsPerSearch: 10, maxSearches: 3 });
+    for (const key of ['a', 'b', 'c', 'd', 'e']) cache.set(key, { version: '1', ids: [] });
+    expect(['a', 'b', 'c', 'd', 'e'].map((key) => cache.get(key) !== undefined)).toEqual([
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
+  });
 });
