@@ -8,6 +8,7 @@ import type { SessionSignals } from '../auth/session-signals.server.ts';
 import { sessionIdOf, type SessionOptions } from '../auth/sessions.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
 import { bindSocketToSession } from './socket-session.server.ts';
+import { createSocketQuota } from './socket-quota.server.ts';
 
 /** Everyone who may see the competitor list hears about changes to it. */
 export const COMPETITORS_ROOM = 'competitors';
@@ -54,12 +55,22 @@ export function createRealtime(options: {
    * the others' broadcasts.
    */
   prefix?: string;
+  /** Live sockets one user may hold on this instance (socket-quota.server.ts; default 100). */
+  maxSocketsPerUser?: number;
   log: Logger;
 }): Realtime {
   const { server, redis, sessions, signals, prefix = '', log } = options;
   const io: RealtimeServer = server
-    ? new Server(server, { path: '/socket.io', serveClient: false, transports: ['websocket', 'polling'] })
+    ? new Server(server, {
+        path: '/socket.io',
+        serveClient: false,
+        transports: ['websocket', 'polling'],
+        // A connection that never asks to join (Socket.IO's default waits 45 s) holds a file descriptor
+        // without a session: anyone could pile them up. Our client asks at once.
+        connectTimeout: 10_000,
+      })
     : new Server();
+  const quota = createSocketQuota(options.maxSocketsPerUser);
   const clients: Redis[] = [];
   if (redis) {
     // No command timeout here: the adapter's publish has no catch, so a timed-out publish during a Redis
@@ -103,6 +114,10 @@ export function createRealtime(options: {
         bindSocketToSession.handshake(sessions, sessionId).then(
           (live) => {
             if (!live) return next(refusal('sign in first'));
+            // Gone while its session was read: it will never close again, so it must not be counted.
+            if (socket.conn.readyState !== 'open') return next(refusal('the connection closed'));
+            if (!quota.take(live.user.id, socket.conn))
+              return next(refusal('too many live connections; close some tabs of Rivals'));
             socket.data.user = live.user;
             socket.data.sessionId = sessionId;
             next();
