@@ -3,6 +3,8 @@ import { createLogger } from '#infra/logger.ts';
 import { closeRedisClient, createRedisClient, type Redis } from '#infra/redis.ts';
 import { createLoginLimiter, type LoginLimiter } from '#web/auth/login-limiter.server.ts';
 import { createSessionSignals, type SessionSignal } from '#web/auth/session-signals.server.ts';
+import { RedisCommandBus } from '#events/bus/redis-command-bus.ts';
+import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { startRedis, type Service } from '../cluster/support/services.ts';
 
 /**
@@ -123,5 +125,46 @@ describe('session signals while Redis is down', () => {
     } finally {
       await signals.close();
     }
+  });
+});
+
+describe('the command bus while Redis is down', () => {
+  let service: Service;
+  let redis: Redis;
+  let blocking: Redis;
+  const log = createLogger('silent');
+
+  beforeAll(async () => {
+    service = await startRedis();
+    const url = `redis://127.0.0.1:${service.port}`;
+    redis = createRedisClient(url, log, { name: 'bus-outage' });
+    blocking = createRedisClient(url, log, { name: 'bus-outage-reader', blockMs: 2_000 });
+    await redis.ping();
+  });
+
+  afterAll(async () => {
+    await closeRedisClient(redis);
+    await closeRedisClient(blocking);
+    await service.destroy();
+  });
+
+  it('refuses sends instead of holding them in memory, and does not send them, stale, when Redis is back', async () => {
+    const bus = new RedisCommandBus(redis, blocking, 'outage-test:', { add: async () => undefined });
+    await service.stop();
+    const deadline = Date.now() + 10_000;
+    while (redis.status === 'ready' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+
+    const sends = await Promise.allSettled(
+      Array.from({ length: 50 }, () => bus.send(envelope(addCompetitorCommand('During the outage')))),
+    );
+    expect(sends.map((s) => s.status)).toEqual(Array(50).fill('rejected'));
+
+    await service.start();
+    const back = Date.now() + 20_000;
+    while (redis.status !== 'ready' && Date.now() < back) await new Promise((r) => setTimeout(r, 50));
+    // Before: the 50 waited in the client's offline queue for the whole outage and were written now.
+    expect(await redis.xlen('outage-test:commands')).toBe(0);
+    await bus.send(envelope(addCompetitorCommand('After the outage')));
+    expect(await redis.xlen('outage-test:commands')).toBe(1);
   });
 });
