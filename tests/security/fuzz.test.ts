@@ -15,7 +15,7 @@ import {
 /**
  * Fuzzing every outside input with fast-check, on both backends: every route parameter, query
  * parameter, form field and component payload, and the Socket.IO handshake (cookie, Origin, auth,
- * query, over WebSocket and long-polling, plus raw Engine.IO requests). Never a 5xx; a socket connects
+ * query, over WebSocket (long-polling is refused), plus raw Engine.IO requests). Never a 5xx; a socket connects
  * only with a real session from our own origin; every write the app accepted is in the event log; an
  * unhandled error anywhere in the server fails the run (vitest reports it). Run counts are modest (the suite stays well under two minutes);
  * the figures are printed as `SECURITY <backend> class=…` lines.
@@ -275,7 +275,7 @@ describe.each(securityBackends)('fuzz on %s', (backend) => {
       query: fc.option(fc.dictionary(queryKey, headerString, { maxKeys: 4 }), {
         nil: undefined,
       }),
-      transport: fc.constantFrom('websocket' as const, 'polling' as const),
+      transport: fc.constant('websocket' as const),
     });
     let unexpected = 0;
     let bypass = 0;

@@ -54,8 +54,10 @@ export const bindSocketToSession = {
       try {
         live = await sessionById(sessions, socket.data.sessionId, false);
       } catch (error) {
-        // The database did not answer: keep the socket, look again soon.
+        // The database did not answer: keep the socket, look again soon (unless it left meanwhile: its
+        // timer would outlive it, and its entry stay in `timers` for good).
         log.warn({ err: error }, 'realtime: could not re-check a session');
+        if (socket.disconnected) return;
         schedule(socket, new Date(Date.now() + 5_000));
         return;
       }

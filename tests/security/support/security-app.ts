@@ -45,7 +45,7 @@ export interface SecurityApp {
     origin?: string;
     auth?: Record<string, unknown>;
     query?: Record<string, string>;
-    transport?: 'websocket' | 'polling';
+    transport?: 'websocket';
   }): Socket;
   close(): Promise<void>;
 }
