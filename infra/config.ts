@@ -9,17 +9,26 @@ const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `one of ${values.join(', ')}` });
 const booleanFlag = oneOf(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
-const milliseconds = (min: number, max: number) => {
-  const expected = `a whole number of milliseconds from ${min} to ${max}`;
-  return z.coerce.number({ error: expected }).int(expected).min(min, expected).max(max, expected);
+/**
+ * Digits only: `z.coerce.number` alone took " 80", "0x50" and "8e1" as port 80.
+ * The message names the range and the unit, as every other variable's does.
+ */
+const wholeNumber = (min: number, max: number, unit: string) => {
+  const expected = `a whole number of ${unit} from ${min} to ${max}`;
+  return z
+    .string()
+    .regex(/^\d+$/, expected)
+    .transform(Number)
+    .pipe(z.number().int(expected).min(min, expected).max(max, expected));
 };
+const milliseconds = (min: number, max: number) => wholeNumber(min, max, 'milliseconds');
 
 const schema = z.object({
-  PORT: z.coerce
-    .number({ error: 'an integer from 1 to 65535' })
-    .int('an integer from 1 to 65535')
-    .min(1, 'an integer from 1 to 65535')
-    .max(65535, 'an integer from 1 to 65535')
+  PORT: z
+    .string()
+    .regex(/^\d+$/, 'an integer from 1 to 65535')
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'an integer from 1 to 65535').max(65535, 'an integer from 1 to 65535'))
     .default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
   DATA_DIR: z.string().min(1, 'a folder path').default('./data'),
@@ -57,12 +66,7 @@ const schema = z.object({
     )
     .optional(),
   /** A command left unacknowledged this long by a worker that died is handed to another (default 30 s). */
-  BUS_CLAIM_IDLE_MS: z.coerce
-    .number({ error: 'a whole number of milliseconds from 100 to 3600000' })
-    .int('a whole number of milliseconds from 100 to 3600000')
-    .min(100, 'a whole number of milliseconds from 100 to 3600000')
-    .max(3_600_000, 'a whole number of milliseconds from 100 to 3600000')
-    .default(30_000),
+  BUS_CLAIM_IDLE_MS: milliseconds(100, 3_600_000).default(30_000),
   /** An accepted command still unhandled this long is put on the bus again (default 10 s). */
   INBOX_RESEND_AFTER_MS: milliseconds(100, 3_600_000).default(10_000),
   /** A worker silent this long (and holding nothing) is removed from the consumer group (default 1 h). */
@@ -73,12 +77,7 @@ const schema = z.object({
     .regex(/^[\x21-\x7e]{24,256}$/, '24 to 256 printable characters without spaces')
     .optional(),
   /** /readyz answers 503 while a projection is more than this many events behind the log (default 10,000). */
-  READY_MAX_LAG_EVENTS: z.coerce
-    .number({ error: 'a whole number of events from 1 to 100000000' })
-    .int('a whole number of events from 1 to 100000000')
-    .min(1, 'a whole number of events from 1 to 100000000')
-    .max(100_000_000, 'a whole number of events from 1 to 100000000')
-    .default(10_000),
+  READY_MAX_LAG_EVENTS: wholeNumber(1, 100_000_000, 'events').default(10_000),
   /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
   REDIS_PREFIX: z
     .string()

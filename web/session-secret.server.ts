@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { makeFolder } from '#infra/make-folder.ts';
 import path from 'node:path';
 import type { Config } from '#infra/config.ts';
 
@@ -16,7 +17,7 @@ export async function loadSessionSecret(config: Config): Promise<string> {
   } catch {
     // first start
   }
-  await mkdir(config.DATA_DIR, { recursive: true });
+  await makeFolder(config.DATA_DIR);
   const secret = randomBytes(48).toString('base64url');
   await writeFile(file, secret, { mode: 0o600 });
   return secret;

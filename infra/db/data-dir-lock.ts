@@ -1,4 +1,5 @@
-import { mkdir, open, readFile, rm } from 'node:fs/promises';
+import { open, readFile, rm } from 'node:fs/promises';
+import { makeFolder } from '../make-folder.ts';
 import path from 'node:path';
 import { StartupError } from '../errors.ts';
 
@@ -27,7 +28,7 @@ const isAlive = (pid: number): boolean => {
  * taken over; a live owner makes us refuse with a message saying what to do.
  */
 export async function lockDataDir(dataDir: string, purpose: string): Promise<DataDirLock> {
-  await mkdir(dataDir, { recursive: true }).catch((error: unknown) => {
+  await makeFolder(dataDir).catch((error: unknown) => {
     throw unusable(dataDir, error);
   });
   const file = path.join(dataDir, 'rivals.lock');
@@ -67,6 +68,7 @@ const unusableReasons: Record<string, string> = {
   EACCES: 'permission denied',
   EPERM: 'permission denied',
   EROFS: 'the file system is read-only',
+  ENOENT: 'its parent folder does not take new folders',
 };
 
 /** A data folder that cannot be made or written: one line naming DATA_DIR, not the system's error. */

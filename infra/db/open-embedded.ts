@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { mkdir } from 'node:fs/promises';
+import { makeFolder } from '../make-folder.ts';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
@@ -14,7 +14,7 @@ import type { NotifyChannel } from './notify-channels.ts';
 export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
   const location = inMemory ? dataDir : path.resolve(dataDir, 'pgdata');
-  if (!inMemory) await mkdir(location, { recursive: true });
+  if (!inMemory) await makeFolder(location);
   const pglite = await PGlite.create(location, { extensions: { pg_trgm } });
   const pool = new pg.Pool({ ...createPgConfig(pglite), types: typeParsers });
   pool.on('error', () => undefined);

@@ -62,7 +62,7 @@ describe('operator command flags', { timeout: 240_000 }, () => {
       ],
       [
         ['seed', '--competitors', '2', '--seed', ''],
-        "error: option '--seed <n>' argument '' is invalid. Expected a whole number from 0 to 2,147,483,648.",
+        "error: option '--seed <n>' argument '' is invalid. Expected a whole number from 0 to 4,294,967,295.",
       ],
     ]);
     // Nothing was rebuilt nor seeded.

@@ -327,7 +327,7 @@ describe('operator commands: environment and interruptions', { timeout: 240_000 
     expect(unknown.code).toBe(1);
   });
 
-  it('a DATA_DIR that is a file, or below one, is refused naming DATA_DIR, and the file is left as it was', async () => {
+  it('a DATA_DIR that is a file, below one, or where no folder can be made is refused naming DATA_DIR, and the file is left as it was', async () => {
     const file = path.join(dir, 'not-a-folder');
     await writeFile(file, 'a file\n');
     const cases: [string, string][] = [
@@ -338,6 +338,11 @@ describe('operator commands: environment and interruptions', { timeout: 240_000 
       [
         path.join(file, 'data'),
         `DATA_DIR=${path.join(file, 'data')} cannot be used as the data folder (part of its path is a file, not a folder); set DATA_DIR to a folder this user can write.`,
+      ],
+      // A folder that exists but refuses children with ENOENT: Node's recursive mkdir looped forever.
+      [
+        '/proc/rivals-data',
+        'DATA_DIR=/proc/rivals-data cannot be used as the data folder (its parent folder does not take new folders); set DATA_DIR to a folder this user can write.',
       ],
     ];
     for (const [value, message] of cases) {

@@ -15,6 +15,18 @@ describe('configuration', () => {
   it.each([
     [{ PORT: 'abc' }, 'Invalid configuration: PORT="abc" — expected an integer from 1 to 65535.'],
     [{ PORT: '70000' }, 'Invalid configuration: PORT="70000" — expected an integer from 1 to 65535.'],
+    // Number() reads all three as 80: a quoting slip or a hex value must not pick a port silently.
+    [{ PORT: ' 80' }, 'Invalid configuration: PORT=" 80" — expected an integer from 1 to 65535.'],
+    [{ PORT: '0x50' }, 'Invalid configuration: PORT="0x50" — expected an integer from 1 to 65535.'],
+    [{ PORT: '8e1' }, 'Invalid configuration: PORT="8e1" — expected an integer from 1 to 65535.'],
+    [
+      { BUS_CLAIM_IDLE_MS: '1e4' },
+      'Invalid configuration: BUS_CLAIM_IDLE_MS="1e4" — expected a whole number of milliseconds from 100 to 3600000.',
+    ],
+    [
+      { READY_MAX_LAG_EVENTS: '-5' },
+      'Invalid configuration: READY_MAX_LAG_EVENTS="-5" — expected a whole number of events from 1 to 100000000.',
+    ],
     [
       { DATABASE_URL: 'mysql://db' },
       'Invalid configuration: DATABASE_URL="mysql://db" — expected a postgres:// or postgresql:// URL.',

@@ -17,7 +17,7 @@ export function register(program: Command): void {
     .description('append realistic demo competitors (the same events the commands produce)')
     .requiredOption('--competitors <n>', 'how many competitors to add', onlyOnce(wholeNumber(1, 10_000_000)))
     .option('--batch <n>', 'competitors per statement', onlyOnce(wholeNumber(1, 10_000)), 1_000)
-    .option('--seed <n>', 'random seed, for a reproducible data set', onlyOnce(wholeNumber(0, 2 ** 31)))
+    .option('--seed <n>', 'random seed, for a reproducible data set', onlyOnce(wholeNumber(0, 2 ** 32 - 1)))
     .action(async (options: { competitors: number; batch: number; seed?: number }) => {
       // Ctrl-C stops after the batch being written, says how far it got, then ends as Ctrl-C does.
       const interrupt = stopOnInterrupt((signal) =>
