@@ -1,4 +1,4 @@
-import { createWriteStream, openSync, rmSync, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, rmSync, statSync, type WriteStream } from 'node:fs';
 import { realpath, rename, rm, stat } from 'node:fs/promises';
 import { once } from 'node:events';
 import path from 'node:path';
@@ -26,8 +26,21 @@ const reasons: Record<string, string> = {
 export const writeFailure = (error: unknown): string =>
   reasons[(error as NodeJS.ErrnoException).code ?? ''] ?? (error as Error).message;
 
+/**
+ * ENOENT also comes from a folder that exists but takes no new files (/proc): "its folder does not exist"
+ * sent the operator looking for a folder that is there.
+ */
 const refused = (target: string, error: unknown): OutputFileError =>
-  new OutputFileError(`cannot write ${target}: ${writeFailure(error)}`);
+  new OutputFileError(
+    `cannot write ${target}: ${
+      (error as NodeJS.ErrnoException).code === 'ENOENT' && isFolder(path.dirname(target))
+        ? 'its folder does not take new files'
+        : writeFailure(error)
+    }`,
+  );
+
+const isFolder = (folder: string): boolean =>
+  statSync(folder, { throwIfNoEntry: false })?.isDirectory() ?? false;
 
 /** Opens a fresh file (or with `flags`), or fails with its reason before anything else happens. */
 async function open(file: string, target: string, flags = 'wx'): Promise<WriteStream> {

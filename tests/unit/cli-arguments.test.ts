@@ -69,7 +69,7 @@ describe('writing an export file', () => {
     expect((await readdir(dir)).filter((f) => f.includes('partial'))).toEqual([]);
   });
 
-  it('refuses a folder or a missing folder before reading anything, saying why', async () => {
+  it('refuses a folder, a missing folder or one that takes no files before reading anything, saying why', async () => {
     let read = false;
     async function* watched() {
       read = true;
@@ -81,6 +81,10 @@ describe('writing an export file', () => {
     const missing = path.join(dir, 'no-such-folder', 'x.ndjson');
     await expect(writeLinesAtomically(missing, watched())).rejects.toThrow(
       new OutputFileError(`cannot write ${missing}: its folder does not exist`),
+    );
+    // The folder is there but takes no files: the reason must not send anyone looking for it.
+    await expect(writeLinesAtomically('/proc/rivals-export.ndjson', watched())).rejects.toThrow(
+      new OutputFileError('cannot write /proc/rivals-export.ndjson: its folder does not take new files'),
     );
     expect(read).toBe(false);
   });
