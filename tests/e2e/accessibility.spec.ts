@@ -160,6 +160,74 @@ test('ranking, segments, audit, users, ops and the 404 and 403 pages have no WCA
   }
 });
 
+/** What sticks out past the viewport's right edge, outside the boxes made to scroll sideways. */
+async function sideways(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const out = [...document.querySelectorAll('body *')].filter(
+      (el) =>
+        el.getBoundingClientRect().right > width + 1 && !el.closest('.scroll-region, .data-table__scroll'),
+    );
+    const page =
+      document.documentElement.scrollWidth > width
+        ? [`the page is ${document.documentElement.scrollWidth}px wide`]
+        : [];
+    return [
+      ...page,
+      ...out
+        .slice(0, 5)
+        .map(
+          (el) => `${el.tagName.toLowerCase()}.${el.className}: ${el.textContent?.trim().slice(0, 40) ?? ''}`,
+        ),
+    ];
+  });
+}
+
+// WCAG 1.4.10 (Reflow): at 320 CSS pixels, a phone held upright, nothing needs scrolling sideways but
+// the wide tables, each in its own scrolling box. The header's links used to run off the edge (Users and
+// Operations could not be reached), and /ops's facts and tables widened the whole page.
+test("at a phone's width every screen fits: header links in view, only wide tables scroll sideways", async ({
+  page,
+  server,
+}) => {
+  const url = server.url;
+  await page.setViewportSize({ width: 320, height: 800 });
+  await gotoReady(page, `${url}/login`);
+  expect(await sideways(page), '/login').toEqual([]);
+  await signIn(page, url);
+  const id = await addCompetitor(page, url, `Reflow ${randomBytes(4).toString('hex')}`);
+  const screens = [
+    '/competitors',
+    '/competitors/new',
+    `/competitors/${id}`,
+    `/competitors/${id}/edit`,
+    `/competitors/${id}/history`,
+    '/ranking',
+    '/segments',
+    '/audit',
+    '/users',
+    '/users/new',
+    '/ops',
+  ];
+  for (const path of screens) {
+    await gotoReady(page, `${url}${path}`);
+    expect.soft(await sideways(page), path).toEqual([]);
+    for (const link of await page.locator('.site-header nav a').all()) {
+      const box = await link.boundingBox();
+      expect
+        .soft(
+          box && box.x >= 0 && box.x + box.width <= 320,
+          `${path}: header link ${await link.textContent()} in view`,
+        )
+        .toBe(true);
+    }
+  }
+  // A scrolling box takes focus (a keyboard can scroll it) and is named: axe checks both.
+  await gotoReady(page, `${url}/ops`);
+  await expectNoViolations(page, '/ops at 320 px');
+  await deleteCompetitor(page, url, id);
+});
+
 test('the notes dialog and the delete confirmation have no WCAG 2.1 A/AA violations', async ({
   page,
   server,

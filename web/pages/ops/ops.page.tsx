@@ -2,6 +2,7 @@ import type { DeadLetter } from '#events/store/dead-letters.ts';
 import type { Disagreement, LiveInstance } from '#infra/instances.ts';
 import { CsrfField } from '../../components/form-field.tsx';
 import { formatTime } from '../../components/format.ts';
+import { ScrollRegion } from '../../components/scroll-region.tsx';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 import { Sparkline } from './sparkline.tsx';
@@ -129,23 +130,25 @@ function Disagreements({ disagreements }: { disagreements: Disagreement[] }) {
 /** The live processes and the shared settings each runs with. */
 function Instances({ instances }: { instances: LiveInstance[] }) {
   return (
-    <table className="simple-table">
-      <ColumnHeads names={['Instance', 'Role', 'Session secret', 'Redis prefix', 'Started', 'Last seen']} />
-      <tbody>
-        {instances.map((i) => (
-          <tr key={i.instanceId} data-instance={i.instanceId}>
-            <td>
-              <code>{i.instanceId}</code>
-            </td>
-            <td>{i.role}</td>
-            <td>{i.sessionKey ? `fingerprint ${i.sessionKey}` : '— (signs no sessions)'}</td>
-            <td>{i.redisPrefix === null ? '— (no Redis)' : <code>{i.redisPrefix}</code>}</td>
-            <td>{formatTime(i.startedAt.toISOString())}</td>
-            <td>{formatTime(i.seenAt.toISOString())}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <ScrollRegion label="Instances">
+      <table className="simple-table">
+        <ColumnHeads names={['Instance', 'Role', 'Session secret', 'Redis prefix', 'Started', 'Last seen']} />
+        <tbody>
+          {instances.map((i) => (
+            <tr key={i.instanceId} data-instance={i.instanceId}>
+              <td>
+                <code>{i.instanceId}</code>
+              </td>
+              <td>{i.role}</td>
+              <td>{i.sessionKey ? `fingerprint ${i.sessionKey}` : '— (signs no sessions)'}</td>
+              <td>{i.redisPrefix === null ? '— (no Redis)' : <code>{i.redisPrefix}</code>}</td>
+              <td>{formatTime(i.startedAt.toISOString())}</td>
+              <td>{formatTime(i.seenAt.toISOString())}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </ScrollRegion>
   );
 }
 
@@ -199,35 +202,37 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
         </p>
       ) : null}
       <h2>Projections</h2>
-      <table className="simple-table">
-        <ColumnHeads
-          names={[
-            'Projection',
-            'Version',
-            'Checkpoint',
-            'Head',
-            'Behind (events)',
-            'Behind (time)',
-            'Last batch',
-          ]}
-        />
-        <tbody>
-          {status.projections.map((p) => (
-            <tr key={p.name}>
-              <td>{p.name}</td>
-              <td>
-                {p.version}
-                {p.rebuilding ? ' (rebuilding)' : ''}
-              </td>
-              <td>{n(p.position)}</td>
-              <td>{n(status.head)}</td>
-              <td>{n(p.lag)}</td>
-              <td>{seconds(p.lagSeconds)}</td>
-              <td>{p.updatedAt ? formatTime(p.updatedAt.toISOString()) : 'never'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ScrollRegion label="Projections">
+        <table className="simple-table">
+          <ColumnHeads
+            names={[
+              'Projection',
+              'Version',
+              'Checkpoint',
+              'Head',
+              'Behind (events)',
+              'Behind (time)',
+              'Last batch',
+            ]}
+          />
+          <tbody>
+            {status.projections.map((p) => (
+              <tr key={p.name}>
+                <td>{p.name}</td>
+                <td>
+                  {p.version}
+                  {p.rebuilding ? ' (rebuilding)' : ''}
+                </td>
+                <td>{n(p.position)}</td>
+                <td>{n(status.head)}</td>
+                <td>{n(p.lag)}</td>
+                <td>{seconds(p.lagSeconds)}</td>
+                <td>{p.updatedAt ? formatTime(p.updatedAt.toISOString()) : 'never'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </ScrollRegion>
       <h2>Instances</h2>
       {status.instances.length === 0 ? (
         <p className="field__hint">No instance has reported in the last 30 seconds.</p>
@@ -244,33 +249,35 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
               {`The newest ${n(status.deadLetters.length)} of ${n(status.deadLetterCount)} dead letters are listed; retry or discard them to see the older ones.`}
             </p>
           ) : null}
-          <table className="simple-table">
-            <ColumnHeads names={['Command', 'Error', 'Attempts', 'Actions']} />
-            <tbody>
-              {status.deadLetters.map((d) => (
-                <tr key={d.id}>
-                  <td>
-                    <code>{d.envelope?.command.type ?? 'unreadable entry'}</code>
-                    {d.envelope ? (
-                      <div className="field__hint">
-                        by {d.envelope.actor.name}, {formatTime(d.envelope.at)}
-                      </div>
-                    ) : null}
-                  </td>
-                  <td>{d.error}</td>
-                  <td>{d.deliveryCount}</td>
-                  <td>
-                    {status.unfinished[d.id] ? (
-                      <p className="field__hint" role="status">
-                        {`${status.unfinished[d.id] === 'retry' ? 'Retry' : 'Discard'} recorded, not carried out. Either button finishes it.`}
-                      </p>
-                    ) : null}
-                    <DeadLetterActions letter={d} csrfToken={csrfToken} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <ScrollRegion label="Dead letters">
+            <table className="simple-table">
+              <ColumnHeads names={['Command', 'Error', 'Attempts', 'Actions']} />
+              <tbody>
+                {status.deadLetters.map((d) => (
+                  <tr key={d.id}>
+                    <td>
+                      <code>{d.envelope?.command.type ?? 'unreadable entry'}</code>
+                      {d.envelope ? (
+                        <div className="field__hint">
+                          by {d.envelope.actor.name}, {formatTime(d.envelope.at)}
+                        </div>
+                      ) : null}
+                    </td>
+                    <td>{d.error}</td>
+                    <td>{d.deliveryCount}</td>
+                    <td>
+                      {status.unfinished[d.id] ? (
+                        <p className="field__hint" role="status">
+                          {`${status.unfinished[d.id] === 'retry' ? 'Retry' : 'Discard'} recorded, not carried out. Either button finishes it.`}
+                        </p>
+                      ) : null}
+                      <DeadLetterActions letter={d} csrfToken={csrfToken} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </ScrollRegion>
         </>
       )}
     </div>
