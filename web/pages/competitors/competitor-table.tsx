@@ -67,6 +67,7 @@ export function competitorColumns(options: {
       key: 'name',
       label: 'Name',
       sort: 'name',
+      className: 'col-text',
       cell: (r) => <a href={`/competitors/${r.id}`}>{r.name}</a>,
     },
     { key: 'segment', label: 'Segment', sort: 'segment', cell: (r) => r.segmentName },

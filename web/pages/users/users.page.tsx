@@ -17,8 +17,8 @@ export interface UsersProps {
 
 function userColumns(page: PageContext): Column<UserRow>[] {
   return [
-    { key: 'name', label: 'Name', sort: 'name', cell: (u) => u.displayName },
-    { key: 'email', label: 'Email', sort: 'email', cell: (u) => u.email },
+    { key: 'name', label: 'Name', sort: 'name', className: 'col-text', cell: (u) => u.displayName },
+    { key: 'email', label: 'Email', sort: 'email', className: 'col-text', cell: (u) => u.email },
     {
       key: 'role',
       label: 'Role',
