@@ -14,6 +14,7 @@ import { requestContextMiddleware } from './middleware/request-context.server.ts
 import { bodyLimits, readableBodiesOnly } from './middleware/body-limits.server.ts';
 import { nestedDeeperThan } from './middleware/body-depth.server.ts';
 import { securityHeaders } from './middleware/security-headers.server.ts';
+import { noStoreByDefault } from './middleware/no-store.server.ts';
 import { componentRoutes } from './component-protocol/component.routes.server.ts';
 import { liveRoutes } from './realtime/live.routes.server.ts';
 import { auditRoutes } from './pages/audit/audit.routes.server.tsx';
@@ -68,6 +69,7 @@ export function createApp(deps: AppDeps, metrics: Metrics): Koa {
   app.use(requestContextMiddleware(deps.log));
   app.use(httpMetricsMiddleware(metrics));
   app.use(securityHeaders({ https }));
+  app.use(noStoreByDefault);
   const assetUrls = Object.freeze({ css: deps.assets.url('app.css'), js: deps.assets.url('main.js') });
   app.use(async (ctx, next) => {
     ctx.state.assets = assetUrls;

@@ -273,3 +273,21 @@ test.describe('stored and reflected XSS', () => {
     }
   });
 });
+
+test.describe('after sign-out', () => {
+  test('Back does not show the signed-in page again: it asks the server, which sends it to sign-in', async ({
+    page,
+    server,
+  }) => {
+    await signInAsAdmin(page, server.url);
+    await page.locator('[data-row-id] a[href^="/competitors/"]').first().click();
+    await expect(page.getByRole('link', { name: 'History' })).toBeVisible();
+    const card = page.url();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect(page).toHaveURL(/\/login$/);
+    // A stored page (no `no-store`) was shown again as it was: the competitor, the user, the form token.
+    await page.goBack();
+    await expect(page).toHaveURL(`${server.url}/login?next=${encodeURIComponent(new URL(card).pathname)}`);
+    await expect(page.getByRole('button', { name: 'Sign out' })).toHaveCount(0);
+  });
+});
