@@ -572,6 +572,30 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
       expect(await sessionRows(app, token)).toBe(0);
     });
 
+    it('does not get a session back when the account is enabled again', async () => {
+      const editor = await newUser(app, 'editor', 'reenabled-editor');
+      // A cookie the user no longer holds (a lost laptop): the reason the account was disabled.
+      const lost = await signedIn(app, editor.email);
+      const token = lost.cookies.get(names.session) ?? '';
+      expect((await lost.get('/competitors')).status).toBe(200);
+
+      // Disabled by a path that leaves the row (as above), and the cookie not used while disabled.
+      const disable: Command = { type: 'DisableUser', payload: { userId: editor.id } };
+      expect((await app.runtime.route(envelope(disable))).status).toBe('accepted');
+      await userChanged(editor.id, (row) => row.disabled);
+      expect(await sessionRows(app, token)).toBe(1);
+
+      expect((await admin.get('/users')).status).toBe(200);
+      const enable = await admin.postForm(`/users/${editor.id}/enable`, {});
+      expect(enable.status).toBe(302);
+      await userChanged(editor.id, (row) => !row.disabled);
+
+      expect(await sessionRows(app, token)).toBe(0);
+      await expectSignedOut(lost);
+      // The user signs in again as usual.
+      expect((await (await signedIn(app, editor.email)).get('/competitors')).status).toBe(200);
+    });
+
     it('gets the new role on the next request after a demotion', async () => {
       const editor = await newUser(app, 'editor', 'demoted-editor');
       const client = await signedIn(app, editor.email);

@@ -111,6 +111,10 @@ export const userRoutes: RouteDef[] = [
         throw new ValidationError('You cannot disable your own account. Ask another admin to do it.');
       const user = await findUser(deps.db.pool, id);
       if (!user) throw new NotFoundError('No such user.');
+      // A disabled account's sessions are dead (each is deleted when next seen), but one nobody used
+      // while it was disabled would come back to life with the account: the cookie it was disabled for.
+      if (verb === 'enable' && user.disabled)
+        await deps.db.pool.query('DELETE FROM sessions WHERE user_id = $1', [id]);
       const type = verb === 'disable' ? 'DisableUser' : 'EnableUser';
       const { outcome, visible } = await dispatchAndWaitVisible(
         ctx,
