@@ -278,6 +278,16 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
       expect(saved.status).toBe(302);
     });
 
+    it('GET /session (as a page asks it) does not take the message meant for the next page', async () => {
+      const client = await signedIn(app, (await newUser(app, 'editor', 'session-flash')).email);
+      await client.get('/competitors');
+      expect((await client.postForm('/logout', {})).status).toBe(302);
+      // Another tab's refused call looks at the session meanwhile (web/client/session-renewal.ts).
+      const now = await client.get('/session', { headers: { Accept: 'application/json' } });
+      expect(((await now.json()) as { userId: unknown }).userId).toBeNull();
+      expect(await (await client.get('/login')).text()).toContain('You are signed out.');
+    });
+
     it('a page signed out in another tab (its cookie gone with it) is told its session ended (401), not to reload; nothing changes', async () => {
       const editor = await newUser(app, 'editor', 'signed-out-tab');
       const client = await signedIn(app, editor.email);

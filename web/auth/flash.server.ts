@@ -33,9 +33,12 @@ export function flashMiddleware(options: {
   return async (ctx, next) => {
     ctx.state.flash = [];
     const raw = ctx.cookies.get(cookies.flash);
+    // A script's JSON request (GET /session, sent without X-Requested-With) shows no message: it must
+    // not take one from the page the browser is about to show.
     const isPage =
       ctx.method === 'GET' &&
       ctx.get('X-Requested-With') !== 'XMLHttpRequest' &&
+      ctx.accepts(['html', 'json']) !== 'json' &&
       !ctx.path.startsWith('/assets/');
     if (raw && isPage) {
       ctx.state.flash = readFlash(raw, secret);
