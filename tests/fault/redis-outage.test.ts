@@ -58,10 +58,12 @@ describe('sign-in throttling while Redis is down', () => {
     const gone = Date.now() + 10_000;
     while (redis.status === 'ready' && Date.now() < gone) await new Promise((r) => setTimeout(r, 20));
     expect(await promptly(limiter.retryAfter('owner@rivals.test', ip))).toBe(0);
-    for (let i = 0; i < 5; i++) await promptly(limiter.failed('owner@rivals.test', ip));
+    // Sign-in counts each attempt as it starts (attempt), and takes a success back (succeeded).
+    for (let i = 0; i < 5; i++) expect(await promptly(limiter.attempt('owner@rivals.test', ip))).toBe(0);
     const wait = await promptly(limiter.retryAfter('owner@rivals.test', ip));
     expect(wait).toBeGreaterThanOrEqual(1);
     expect(wait).toBeLessThanOrEqual(60);
+    expect(await promptly(limiter.attempt('owner@rivals.test', ip))).toBeGreaterThanOrEqual(1);
     await promptly(limiter.succeeded('owner@rivals.test', ip));
     expect(await promptly(limiter.retryAfter('owner@rivals.test', ip))).toBe(0);
 
@@ -69,7 +71,7 @@ describe('sign-in throttling while Redis is down', () => {
     // Back on Redis once the connection is ready again (the restarted Redis kept nothing).
     const deadline = Date.now() + 20_000;
     while (redis.status !== 'ready' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    for (let i = 0; i < 5; i++) await limiter.failed('after@rivals.test', ip);
+    for (let i = 0; i < 5; i++) expect(await limiter.attempt('after@rivals.test', ip)).toBe(0);
     expect(await redis.keys('outage-test:*')).not.toEqual([]);
     expect(await limiter.retryAfter('after@rivals.test', ip)).toBeGreaterThanOrEqual(1);
   });

@@ -76,6 +76,24 @@ describe.each(databaseBackends)('login rate limit and body limits (%s)', (backen
     expect((await client.get('/competitors')).status).toBe(200);
   });
 
+  it('counts sign-ins sent at once: of 12 guesses at one account, 5 are checked and the rest refused', async () => {
+    const client = new TestClient(app.url);
+    expect((await client.get('/login')).status).toBe(200);
+    const email = `burst-${randomUUID()}@rivals.test`;
+    // Each guess used to be counted only once its password had been hashed (a third of a second), so
+    // guesses sent together all passed the check before any was counted.
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => client.postForm('/login', { email, password: `guess-${i}` })),
+    );
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([...Array<number>(5).fill(401), ...Array<number>(7).fill(429)]);
+    // Refused guesses are not failures: the address keeps its other 15 for the minute.
+    for (let i = 0; i < 3; i++) {
+      const other = await client.postForm('/login', { email: `other-${i}-${email}`, password: 'x' });
+      expect(other.status).toBe(401);
+    }
+  });
+
   it('refuses a form over 64 kB with a readable 400/413 and no stack trace', async () => {
     const big = 'x'.repeat(100 * 1024);
 
@@ -219,20 +237,30 @@ describe.each(redisBackends)('login limiter (%s)', (store) => {
 
   it('allows 5 failures per account and address and 20 per address a minute; success clears the pair', async () => {
     const ip = `10.0.0.${Math.floor(Math.random() * 200) + 1}`;
-    for (let i = 0; i < 4; i++) await limiter.failed('a@rivals.test', ip);
+    // Each sign-in is counted as it starts (attempt), and taken back when it succeeds.
+    for (let i = 0; i < 4; i++) expect(await limiter.attempt('a@rivals.test', ip)).toBe(0);
     expect(await limiter.retryAfter('a@rivals.test', ip)).toBe(0);
-    await limiter.failed(' A@Rivals.Test ', ip);
+    expect(await limiter.attempt(' A@Rivals.Test ', ip)).toBe(0);
     const wait = await limiter.retryAfter('a@rivals.test', ip);
     expect(wait).toBeGreaterThanOrEqual(59);
     expect(wait).toBeLessThanOrEqual(60);
+    // The 6th is refused, and not counted: the address has 15 failures left, not 14.
+    expect(await limiter.attempt('a@rivals.test', ip)).toBeGreaterThanOrEqual(59);
     expect(await limiter.retryAfter('b@rivals.test', ip)).toBe(0);
 
-    await limiter.succeeded('a@rivals.test', ip);
-    expect(await limiter.retryAfter('a@rivals.test', ip)).toBe(0);
+    // A success (after 4 failures) clears its pair and is not a failure of the address either.
+    const other = `10.1.0.${Math.floor(Math.random() * 200) + 1}`;
+    for (let i = 0; i < 5; i++) expect(await limiter.attempt('c@rivals.test', other)).toBe(0);
+    await limiter.succeeded('c@rivals.test', other);
+    expect(await limiter.retryAfter('c@rivals.test', other)).toBe(0);
+    expect(await limiter.attempt('c@rivals.test', other)).toBe(0);
 
     // 20 failures from one address across many accounts lock the address for every account.
-    for (let i = 5; i < 20; i++) await limiter.failed(`user${i}@rivals.test`, ip);
+    for (let i = 5; i < 19; i++) expect(await limiter.attempt(`user${i}@rivals.test`, ip)).toBe(0);
+    expect(await limiter.retryAfter('fresh@rivals.test', ip)).toBe(0);
+    expect(await limiter.attempt('user19@rivals.test', ip)).toBe(0);
     expect(await limiter.retryAfter('fresh@rivals.test', ip)).toBeGreaterThanOrEqual(59);
+    expect(await limiter.attempt('fresh@rivals.test', ip)).toBeGreaterThanOrEqual(59);
     expect(await limiter.retryAfter('fresh@rivals.test', '10.9.9.9')).toBe(0);
   });
 });

@@ -1,9 +1,20 @@
 import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
 
 export interface LoginLimiter {
   /** Seconds to wait when this account from this address, or this address, is locked out; 0 when free. */
   retryAfter(email: string, ip: string): Promise<number>;
+  /**
+   * Counts a sign-in as failed before its password is checked, in the same step as the check (so
+   * guesses sent at once are counted one by one), and says how long to wait when it is one too many
+   * (a refused one is not counted); 0 when it may go ahead. `succeeded` takes the count back.
+   */
+  attempt(email: string, ip: string): Promise<number>;
   failed(email: string, ip: string): Promise<void>;
   succeeded(email: string, ip: string): Promise<void>;
 }
@@ -58,11 +69,30 @@ export function createLoginLimiter(redis: Redis | undefined, prefix: string): Lo
     async failed(email, ip) {
       await Promise.all([perPair.shared.penalty(pair(email, ip), 1), perAddress.shared.penalty(ip, 1)]);
     },
+    async attempt(email, ip) {
+      const keys = [
+        [perPair.shared, pair(email, ip)],
+        [perAddress.shared, ip],
+      ] as const;
+      // A consume counts and checks in one step (Redis: one script); over the limit it rejects with the
+      // count it made, which is taken back: only sign-ins that were checked are failures.
+      const counted = await Promise.allSettled(keys.map(([limit, key]) => limit.consume(key, 1)));
+      let wait = 0;
+      for (const result of counted) {
+        if (result.status === 'fulfilled') continue;
+        if (!(result.reason instanceof RateLimiterRes)) throw result.reason;
+        wait = Math.max(wait, Math.ceil(result.reason.msBeforeNext / 1000), 1);
+      }
+      if (wait > 0) await Promise.all(keys.map(([limit, key]) => limit.reward(key, 1)));
+      return wait;
+    },
     async succeeded(email, ip) {
       // The library's delete does not look at the connection first (its reads and counts do): with Redis
       // away it would hold the sign-in for the whole command timeout.
-      const limit = redis && redis.status !== 'ready' ? perPair.memory : perPair.shared;
-      await limit.delete(pair(email, ip));
+      const away = redis && redis.status !== 'ready';
+      await (away ? perPair.memory : perPair.shared).delete(pair(email, ip));
+      // The attempt was counted against the address as a failure before its password was checked.
+      await (away ? perAddress.memory : perAddress.shared).reward(ip, 1);
     },
   };
 }

@@ -52,7 +52,8 @@ export const loginRoutes: RouteDef[] = [
       return;
     }
     const form = parsed.data;
-    const wait = await deps.loginLimiter.retryAfter(form.email, ctx.ip);
+    // Counted as a failure now, before the password is checked: guesses sent at once all wait for it.
+    const wait = await deps.loginLimiter.attempt(form.email, ctx.ip);
     if (wait > 0) {
       throw new TooManyRequestsError(
         `Too many failed sign-ins. Try again in ${wait} second${wait === 1 ? '' : 's'}.`,
@@ -65,7 +66,6 @@ export const loginRoutes: RouteDef[] = [
       ? await checkPassword(deps.db.pool, user.id, form.password)
       : await verifyPassword(form.password, await dummyHash());
     if (!user || !ok || user.disabled) {
-      await deps.loginLimiter.failed(form.email, ctx.ip);
       deps.log.info(
         { email: form.email, reason: !user ? 'unknown' : user.disabled ? 'disabled' : 'password' },
         'sign-in failed',
