@@ -1,5 +1,4 @@
 import { Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sessionKeyOf, startInstanceHeartbeat, type InstanceHeartbeat } from '#infra/instances.ts';
 import { createLogger } from '#infra/logger.ts';
@@ -30,21 +29,39 @@ const OTHER_SECRET = 'b'.repeat(40);
 describe.each(databaseBackends)('instances on %s', (backend) => {
   let app: TestApp;
   const beats: InstanceHeartbeat[] = [];
+  /**
+   * A heartbeat as another process would run it. Only the one started with `app: true` reports to the
+   * app's /metrics, as each process reports its own view: with several, the gauge was whichever beat
+   * answered last, and a beat that had read the rows before a change could answer after one that had not.
+   */
   const start = (
     instanceId: string,
-    settings: { sessionSecret?: string; redisPrefix?: string },
+    settings: { sessionSecret?: string; redisPrefix?: string; app?: boolean },
     log = capturedLog(),
   ) => {
+    const { app: reportsMetrics = false, ...shared } = settings;
+    const counter = { checks: 0 };
     const beat = startInstanceHeartbeat({
       db: app.db.pool,
       instanceId,
-      settings: { role: settings.sessionSecret ? 'web' : 'worker', ...settings },
+      settings: { role: shared.sessionSecret ? 'web' : 'worker', ...shared },
       log: log.log,
       everyMs: 50,
-      onCheck: (d) => app.runtime.metrics.reportDisagreements(d),
+      onCheck: (d) => {
+        counter.checks++;
+        if (reportsMetrics) app.runtime.metrics.reportDisagreements(d);
+      },
     });
     beats.push(beat);
-    return { beat, lines: log.lines };
+    return { beat, lines: log.lines, counter };
+  };
+  /** Whether these instances have a row (each heartbeat writes its own first, on its own connection). */
+  const registered = async (...ids: string[]) => {
+    const { rows } = await app.db.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM instances WHERE instance_id = ANY($1)',
+      [ids],
+    );
+    return rows[0]?.n === ids.length;
   };
   const metrics = async () =>
     (
@@ -61,13 +78,16 @@ describe.each(databaseBackends)('instances on %s', (backend) => {
   afterAll(async () => app?.close());
 
   it('lists the live instances on /ops, with a fingerprint of the secret, never the secret', async () => {
-    start('web-a', { sessionSecret: SECRET, redisPrefix: 'rivals:' });
+    const a = start('web-a', { sessionSecret: SECRET, redisPrefix: 'rivals:', app: true });
     start('worker-a', { redisPrefix: 'rivals:' });
     const admin = await app.client('admin');
-    await until(
-      async () => (await admin.get('/ops').then((r) => r.text())).includes('worker-a'),
-      'both rows',
-    );
+    // Each row is written on a connection of its own: worker-a's can be there before web-a's.
+    await until(async () => {
+      const page = await admin.get('/ops').then((r) => r.text());
+      return page.includes('data-instance="web-a"') && page.includes('data-instance="worker-a"');
+    }, 'both rows');
+    // The gauge has no value until web-a's first check (its row is written before it looks).
+    await until(() => a.counter.checks > 0, 'a check by web-a');
     const page = await (await admin.get('/ops')).text();
     expect(page).toContain('data-instance="web-a"');
     expect(page).toContain(`fingerprint ${sessionKeyOf(SECRET)}`);
@@ -80,13 +100,18 @@ describe.each(databaseBackends)('instances on %s', (backend) => {
   });
 
   it('another SESSION_SECRET is logged once as an error, shown on /ops and in /metrics; stopping it ends that', async () => {
-    const a = start('web-a', { sessionSecret: SECRET, redisPrefix: 'rivals:' });
+    const a = start('web-a', { sessionSecret: SECRET, redisPrefix: 'rivals:', app: true });
     const b = start('web-b', { sessionSecret: SECRET, redisPrefix: 'rivals:' });
+    // The odd one joins two that are there already. Started together, on Postgres each first write goes
+    // out on a connection of its own and they land in any order: a beat that saw web-a and web-c but not
+    // yet web-b logged a disagreement of one against one, and the next beat, seeing all three, another.
+    await until(() => registered('web-a', 'web-b'), 'web-a and web-b to have their rows');
     const c = start('web-c', { sessionSecret: OTHER_SECRET, redisPrefix: 'rivals:' });
     const errors = () => a.lines.filter((l) => l.level === 50 && l.setting === 'SESSION_SECRET');
     await until(() => errors().length > 0, 'the error line');
     // Many heartbeats later, still one line: logged when it appears, not on every beat.
-    await sleep(500);
+    const seen = a.counter.checks;
+    await until(() => a.counter.checks >= seen + 10, 'ten more heartbeats of web-a');
     expect(errors()).toHaveLength(1);
     expect(errors()[0]?.msg).toContain('instances run with different SESSION_SECRET values');
     expect(errors()[0]).toMatchObject({
@@ -116,7 +141,7 @@ describe.each(databaseBackends)('instances on %s', (backend) => {
   });
 
   it('another REDIS_PREFIX is a disagreement too; an instance without Redis or a secret takes no part', async () => {
-    const a = start('web-a', { sessionSecret: SECRET, redisPrefix: 'rivals:' });
+    const a = start('web-a', { sessionSecret: SECRET, redisPrefix: 'rivals:', app: true });
     start('worker-b', { redisPrefix: 'staging:' });
     start('embedded', {});
     await until(() => a.lines.some((l) => l.level === 50), 'the error line');
@@ -132,7 +157,7 @@ describe.each(databaseBackends)('instances on %s', (backend) => {
          ('killed-a-minute-ago', 'web', 'h', 1, 'ffffffffffff', now() - interval '1 minute'),
          ('killed-two-days-ago', 'web', 'h', 2, 'eeeeeeeeeeee', now() - interval '2 days')`,
     );
-    const a = start('web-a', { sessionSecret: SECRET });
+    const a = start('web-a', { sessionSecret: SECRET, app: true });
     await until(async () => {
       const { rows } = await app.db.pool.query('SELECT instance_id FROM instances ORDER BY 1');
       return rows.length === 2;
