@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * `npm test` (tests/run-all.ts) passes a seed: files and tests then run in a shuffled order, so every test
- * must pass alone and in any order. Set here, per project, because `--sequence.*` on the command line
- * replaces each project's `sequence`, group order included.
+ * `npm test` (tests/run-all.ts) passes a seed: files then run in a shuffled order, so every file must pass
+ * alone and in any order (the tests inside a file keep their written order: see tests/run-all.ts). Set
+ * here, per project, because `--sequence.*` on the command line replaces each project's `sequence`, group
+ * order included.
  */
 const seed = Number(process.env.RIVALS_TEST_SEED) || undefined;
 const order = (groupOrder: number) => ({ groupOrder, ...(seed ? { shuffle: true, seed } : {}) });

@@ -4,9 +4,11 @@
  * Playwright in turn and ends with their `N passed, N failed` lines.
  *
  * A service it cannot reach is named in RIVALS_TEST_SKIP for the suites (tests/support/environment.ts),
- * so they leave that half out on purpose and say so; on CI nothing may be skipped. Vitest runs its
- * tests in a shuffled order (files and the tests inside them), with the seed printed: every test has to
- * pass alone and in any order, and `RIVALS_TEST_SEED=<seed> npm test` repeats an order that failed.
+ * so they leave that half out on purpose and say so; on CI nothing may be skipped. Vitest hands out the
+ * files in a shuffled order, with the seed printed, and `RIVALS_TEST_SEED=<seed> npm test` repeats an
+ * order that failed. The tests inside a file run in the order they are written: Vitest 4 does not apply
+ * a project's `sequence.shuffle` to them (measured: eight tests, three seeds, written order each time),
+ * and at least one file depends on it (ops.test.ts's lag test leaves its runner stopped).
  */
 import { execFile, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
