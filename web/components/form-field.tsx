@@ -6,10 +6,13 @@ export function Field(props: {
   label: string;
   error?: string;
   hint?: string;
+  /** The control takes the cursor when the page loads (see firstInvalid). */
+  autoFocus?: boolean;
   children: (a11y: {
     id: string;
     'aria-invalid': boolean | undefined;
     'aria-describedby': string | undefined;
+    autoFocus: boolean | undefined;
   }) => ReactNode;
 }) {
   const id = `field-${props.name}`;
@@ -22,6 +25,7 @@ export function Field(props: {
         id,
         'aria-invalid': props.error ? true : undefined,
         'aria-describedby': describedBy,
+        autoFocus: props.autoFocus || undefined,
       })}
       {props.hint && (
         <p className="field__hint" id={`${id}-hint`}>
@@ -36,6 +40,13 @@ export function Field(props: {
     </div>
   );
 }
+
+/**
+ * The field a form shown again with errors puts the cursor in: the first one in error, in the order the
+ * form shows them (so the user lands on what to correct, not on a field that was fine).
+ */
+export const firstInvalid = (errors: Record<string, string>, order: readonly string[]): string | undefined =>
+  order.find((name) => errors[name]);
 
 /** An error about the whole form (not one field), e.g. a refusal because the user's role changed. */
 export const FormError = ({ error }: { error: string | undefined }) =>

@@ -1,6 +1,6 @@
 import { threats, type CompetitorFieldName } from '#events/competitor/fields.ts';
 import type { Segment } from '#projections/segment-board/segment-board.queries.ts';
-import { CommandKeyField, CsrfField, Field, FormError } from '../../components/form-field.tsx';
+import { CommandKeyField, CsrfField, Field, FormError, firstInvalid } from '../../components/form-field.tsx';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 
@@ -32,6 +32,8 @@ export function CompetitorFormPage(props: {
 }) {
   const { page, values, errors } = props;
   const title = props.mode === 'new' ? 'Add competitor' : `Edit ${values.name}`;
+  // The first field in error takes the cursor; with none, the name does.
+  const focus = firstInvalid(errors, ['name', 'website', 'segmentId', 'threat', 'headquarters']) ?? 'name';
   return (
     <Layout page={page} title={title}>
       <h1>{title}</h1>
@@ -43,16 +45,15 @@ export function CompetitorFormPage(props: {
           <input type="hidden" name="expectedVersion" value={values.expectedVersion} />
         )}
         {values.baseSegmentId && <input type="hidden" name="baseSegmentId" value={values.baseSegmentId} />}
-        <Field name="name" label="Name" error={errors.name}>
-          {(a11y) => (
-            <input {...a11y} name="name" defaultValue={values.name} required maxLength={120} autoFocus />
-          )}
+        <Field name="name" label="Name" error={errors.name} autoFocus={focus === 'name'}>
+          {(a11y) => <input {...a11y} name="name" defaultValue={values.name} required maxLength={120} />}
         </Field>
         <Field
           name="website"
           label="Website"
           error={errors.website}
           hint="Optional; an http:// or https:// address."
+          autoFocus={focus === 'website'}
         >
           {(a11y) => (
             <input
@@ -65,7 +66,7 @@ export function CompetitorFormPage(props: {
             />
           )}
         </Field>
-        <Field name="segmentId" label="Segment" error={errors.segmentId}>
+        <Field name="segmentId" label="Segment" error={errors.segmentId} autoFocus={focus === 'segmentId'}>
           {(a11y) => (
             <select {...a11y} name="segmentId" defaultValue={values.segmentId} required>
               <option value="">Choose a segment…</option>
@@ -77,7 +78,7 @@ export function CompetitorFormPage(props: {
             </select>
           )}
         </Field>
-        <Field name="threat" label="Threat" error={errors.threat}>
+        <Field name="threat" label="Threat" error={errors.threat} autoFocus={focus === 'threat'}>
           {(a11y) => (
             <select {...a11y} name="threat" defaultValue={values.threat}>
               {threats.map((t) => (
@@ -88,7 +89,13 @@ export function CompetitorFormPage(props: {
             </select>
           )}
         </Field>
-        <Field name="headquarters" label="Headquarters" error={errors.headquarters} hint="Optional.">
+        <Field
+          name="headquarters"
+          label="Headquarters"
+          error={errors.headquarters}
+          hint="Optional."
+          autoFocus={focus === 'headquarters'}
+        >
           {(a11y) => (
             <input {...a11y} name="headquarters" defaultValue={values.headquarters} maxLength={120} />
           )}

@@ -2,7 +2,7 @@ import { roles } from '#events/user/fields.ts';
 import type { UserRow } from '#projections/user-list/user-list.queries.ts';
 import { DataTable, type Column } from '../../components/data-table/data-table.tsx';
 import type { TableState } from '../../components/data-table/table-state.ts';
-import { CommandKeyField, CsrfField, Field, FormError } from '../../components/form-field.tsx';
+import { CommandKeyField, CsrfField, Field, FormError, firstInvalid } from '../../components/form-field.tsx';
 import { formatTime } from '../../components/format.ts';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
@@ -110,6 +110,8 @@ export function NewUserPage({
   values: NewUserValues;
   errors: Record<string, string>;
 }) {
+  // Shown again with errors, the first field in error takes the cursor.
+  const focus = firstInvalid(errors, ['email', 'displayName', 'role', 'password']);
   return (
     <Layout page={page} title="Add user">
       <h1>Add user</h1>
@@ -117,15 +119,15 @@ export function NewUserPage({
       <form method="post" action="/users" className="form" noValidate>
         <CsrfField token={page.csrfToken} />
         <CommandKeyField />
-        <Field name="email" label="Email" error={errors.email}>
+        <Field name="email" label="Email" error={errors.email} autoFocus={focus === 'email'}>
           {(a11y) => <input {...a11y} type="email" name="email" defaultValue={values.email} required />}
         </Field>
-        <Field name="displayName" label="Name" error={errors.displayName}>
+        <Field name="displayName" label="Name" error={errors.displayName} autoFocus={focus === 'displayName'}>
           {(a11y) => (
             <input {...a11y} name="displayName" defaultValue={values.displayName} required maxLength={80} />
           )}
         </Field>
-        <Field name="role" label="Role" error={errors.role}>
+        <Field name="role" label="Role" error={errors.role} autoFocus={focus === 'role'}>
           {(a11y) => (
             <select {...a11y} name="role" defaultValue={values.role || 'viewer'}>
               {roles.map((r) => (
@@ -141,6 +143,7 @@ export function NewUserPage({
           label="Password"
           error={errors.password}
           hint="At least 12 characters. Share it with the person securely."
+          autoFocus={focus === 'password'}
         >
           {(a11y) => (
             <input

@@ -1,0 +1,52 @@
+import type { Page } from '@playwright/test';
+import { expect, test } from './support/fixtures.ts';
+import { signIn } from './support/sign-in.ts';
+
+/* What a new user meets on a desktop screen, walked through as a user would (helper-26's review). */
+
+async function gotoReady(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
+}
+
+test.describe('usability at a desktop width', () => {
+  test.use({ viewport: { width: 1280, height: 900 } });
+
+  test('a form shown again with errors puts the cursor in the first field in error, not in one that was fine', async ({
+    page,
+    server,
+  }) => {
+    await signIn(page, server.url);
+
+    // Add competitor: the name is fine, the website and the segment are not.
+    await gotoReady(page, `${server.url}/competitors/new`);
+    await expect(page.getByLabel('Name')).toBeFocused();
+    await page.getByLabel('Name').fill('Usability Focus Co');
+    await page.getByLabel('Website').fill('not a url');
+    await page.getByRole('button', { name: 'Add competitor' }).click();
+    await expect(page.getByText('Website must be an http:// or https:// address.')).toBeVisible();
+    await expect(page.getByLabel('Website')).toBeFocused();
+    await expect(page.getByLabel('Website')).toHaveValue('not a url');
+    await expect(page.getByLabel('Name')).toHaveValue('Usability Focus Co');
+
+    // Only the segment is missing now: the cursor goes there.
+    await page.getByLabel('Website').fill('https://focus.example.com');
+    await page.getByRole('button', { name: 'Add competitor' }).click();
+    await expect(page.getByText('Choose a segment.')).toBeVisible();
+    await expect(page.getByLabel('Segment')).toBeFocused();
+
+    // Add user: the email is wrong (the cursor goes there), then only the password is.
+    await gotoReady(page, `${server.url}/users/new`);
+    await page.getByLabel('Email').fill('not-an-email');
+    await page.getByLabel('Name').fill('Focus Person');
+    await page.getByLabel('Password').fill('short');
+    await page.getByRole('button', { name: 'Add user' }).click();
+    await expect(page.getByText('Enter a valid email address.')).toBeVisible();
+    await expect(page.getByLabel('Email')).toBeFocused();
+    await page.getByLabel('Email').fill('focus.person@rivals.test');
+    await page.getByLabel('Password').fill('short');
+    await page.getByRole('button', { name: 'Add user' }).click();
+    await expect(page.getByText('Password must be at least 12 characters.')).toBeVisible();
+    await expect(page.getByLabel('Password')).toBeFocused();
+  });
+});
