@@ -49,4 +49,23 @@ test.describe('usability at a desktop width', () => {
     await expect(page.getByText('Password must be at least 12 characters.')).toBeVisible();
     await expect(page.getByLabel('Password')).toBeFocused();
   });
+
+  test('the search box has one clear button: the browser’s own × is not shown beside "Clear search"', async ({
+    page,
+    server,
+  }) => {
+    await signIn(page, server.url);
+    await gotoReady(page, `${server.url}/competitors`);
+    const search = page.getByRole('searchbox');
+    await search.fill('North');
+    await expect(page.getByRole('button', { name: 'Clear search' })).toHaveCount(1);
+    // Chromium draws its own cancel × at the right end of a focused, non-empty type=search input, just left
+    // of our "Clear search": a click there cleared the search. Now that spot is only the text box.
+    const box = await search.boundingBox();
+    if (!box) throw new Error('the search box is not on screen');
+    await page.mouse.click(box.x + box.width - 16, box.y + box.height / 2);
+    await expect(search).toBeFocused();
+    await page.waitForTimeout(500);
+    await expect(search).toHaveValue('North');
+  });
 });
