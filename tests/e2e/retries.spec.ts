@@ -591,7 +591,9 @@ test.describe('forms: reloading the error page posts the same key again', () => 
     await expect(dialog).toContainText('This action cannot be undone!');
     await dialog.getByRole('button', { name: 'Yes, delete it!' }).click();
 
-    await resubmitted(page, lost, `${server.url}/competitors`, 'was deleted.');
+    // Back on the table as it was left (its search), with the table's four parameters.
+    const table = `${server.url}/competitors?${new URLSearchParams({ search: name, sort: '', page: '1', perPage: '15' })}`;
+    await resubmitted(page, lost, table, 'was deleted.');
     await page.goto(`${server.url}/competitors?search=${encodeURIComponent(name)}`);
     await expect(page.locator(`tr[data-row-id="${id}"]`)).toHaveCount(0);
 

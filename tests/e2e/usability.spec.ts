@@ -1,4 +1,5 @@
 import type { Page } from '@playwright/test';
+import { addCompetitor } from './support/competitors.ts';
 import { expect, test } from './support/fixtures.ts';
 import { signIn } from './support/sign-in.ts';
 
@@ -67,5 +68,32 @@ test.describe('usability at a desktop width', () => {
     await expect(search).toBeFocused();
     await page.waitForTimeout(500);
     await expect(search).toHaveValue('North');
+  });
+
+  test('deleting a competitor from a searched, sorted table comes back to that table, not to page 1 of everything', async ({
+    page,
+    server,
+  }) => {
+    await signIn(page, server.url);
+    for (const n of [1, 2, 3]) await addCompetitor(page, server.url, `Usability Delete ${n}`);
+    await gotoReady(
+      page,
+      `${server.url}/competitors?search=Usability+Delete&sort=name%3Adesc&page=1&perPage=10`,
+    );
+    const rows = page.locator('tr[data-row-id]');
+    await expect(rows).toHaveCount(3);
+
+    await page.getByRole('button', { name: 'Delete Usability Delete 2' }).click();
+    await page.getByRole('button', { name: 'Yes, delete it!' }).click();
+
+    await expect(page.getByText('Usability Delete 2 was deleted.')).toBeVisible();
+    const url = new URL(page.url());
+    expect(url.pathname).toBe('/competitors');
+    expect(url.searchParams.get('search')).toBe('Usability Delete');
+    expect(url.searchParams.get('sort')).toBe('name:desc');
+    expect(url.searchParams.get('perPage')).toBe('10');
+    await expect(page.getByRole('searchbox')).toHaveValue('Usability Delete');
+    await expect(rows).toHaveCount(2);
+    await expect(rows.first()).toContainText('Usability Delete 3');
   });
 });

@@ -9,7 +9,10 @@ import {
   type CompetitorFields,
 } from '#events/competitor/fields.ts';
 import { NotFoundError, ValidationError } from '#infra/errors.ts';
-import { findCompetitor } from '#projections/competitor-list/competitor-list.queries.ts';
+import {
+  competitorSortColumns,
+  findCompetitor,
+} from '#projections/competitor-list/competitor-list.queries.ts';
 import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
@@ -19,6 +22,7 @@ import {
   savedMessage,
   unconfirmedChange,
 } from '../../commands.server.ts';
+import { parseTableState, toQueryString } from '../../components/data-table/table-state.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
@@ -173,6 +177,10 @@ export const competitorFormRoutes: RouteDef[] = [
       competitorReadModels,
     );
     addFlash(ctx, changeNotice(ctx, outcome, `${c?.name ?? 'The competitor'} was deleted.`, visible));
-    ctx.redirect('/competitors');
+    // Back to the table as the user left it (search, sort, page, rows per page), read as leniently as the
+    // table reads its own address; a form without it (an older page) goes to the plain list.
+    const { list } = formValues(ctx.request.body, ['list'] as const);
+    const state = parseTableState(Object.fromEntries(new URLSearchParams(list)), competitorSortColumns);
+    ctx.redirect(list ? `/competitors?${toQueryString(state)}` : '/competitors');
   }),
 ];

@@ -1,7 +1,7 @@
 import type { ListResult } from '#projections/competitor-list/competitor-list.queries.ts';
 import { DataTable } from '../../components/data-table/data-table.tsx';
 import { TableFragment } from '../../table-route.server.tsx';
-import type { TableState } from '../../components/data-table/table-state.ts';
+import { toQueryString, type TableState } from '../../components/data-table/table-state.ts';
 import { can } from '#events/user/permissions.ts';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
@@ -26,6 +26,7 @@ export function CompetitorTable({ page, state, result }: CompetitorListProps) {
         canEdit: can(role, 'notes.edit'),
         canDelete: can(role, 'competitors.delete'),
         csrfToken: page.csrfToken,
+        listQuery: toQueryString(state),
       })}
       rows={result.rows}
       count={result.count}

@@ -54,6 +54,8 @@ export function competitorColumns(options: {
   canEdit: boolean;
   canDelete: boolean;
   csrfToken: string;
+  /** The table's search, sort, page and rows per page as a query string: a delete comes back to them. */
+  listQuery: string;
 }): Column<CompetitorRow>[] {
   return [
     {
@@ -106,6 +108,7 @@ export function competitorColumns(options: {
           {options.canDelete && (
             <form method="post" action={`/competitors/${r.id}/delete`} data-confirm-delete>
               <input type="hidden" name="_csrf" value={options.csrfToken} />
+              <input type="hidden" name="list" value={options.listQuery} />
               <CommandKeyField />
               <button
                 type="submit"
