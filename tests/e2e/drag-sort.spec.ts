@@ -157,6 +157,38 @@ test('ranking: the keyboard moves an item, sends the same shape and announces it
   expect(await ids(page.locator('[data-sortable-list="ranking"]'))).toEqual(expected);
 });
 
+test('ranking: after a move each grip names its new rank, as the numbers on screen do', async ({
+  page,
+  server,
+}) => {
+  const { list } = await signedInRanking(page, server);
+  const items = list.locator(':scope > .sortable-item');
+  const grips = () =>
+    items.evaluateAll((lis) =>
+      lis.map((li) => li.querySelector('[data-drag-handle]')?.getAttribute('aria-label') ?? ''),
+    );
+  const shown = () =>
+    items.evaluateAll((lis) =>
+      lis.map(
+        (li) => `Move ${li.getAttribute('data-name')}, rank ${li.querySelector('[data-rank]')?.textContent}`,
+      ),
+    );
+  const third = items.nth(2);
+  const name = (await third.getAttribute('data-name')) ?? '';
+  await third.locator('[data-drag-handle]').focus();
+  await page.keyboard.press('ArrowUp');
+  await expect(page.locator('[data-sort-status]')).toContainText(`${name} moved to position 2`);
+  await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
+  // The focused grip is what a screen reader reads: it was still 'rank 3' at position 2.
+  await expect(page.locator(':focus')).toHaveAttribute('aria-label', `Move ${name}, rank 2`);
+  expect(await grips()).toEqual(await shown());
+
+  // A mouse drag too: the first item to the bottom.
+  await drag(page, items.first().locator('[data-drag-handle]'), items.last(), 'below');
+  await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
+  await expect.poll(grips).toEqual(await shown());
+});
+
 test('segments: drags within and between segments and of a segment send the grouped shape', async ({
   page,
   server,

@@ -274,6 +274,9 @@ function slideFrom(root: HTMLElement, places: Map<string, DOMRect>): void {
   }
 }
 
+/** The rank at the end of a ranking grip's name ("Move Brightlane, rank 2"). */
+const RANK_IN_LABEL = /, rank \d+$/;
+
 /** Ranks and segment counts as the list on screen now stands, one pass per list (a ranking has thousands). */
 function renumber(root: HTMLElement): void {
   for (const list of root.querySelectorAll<HTMLElement>('[data-sortable-list]')) {
@@ -281,6 +284,13 @@ function renumber(root: HTMLElement): void {
     items.forEach((li, i) => {
       const rank = li.querySelector('[data-rank]');
       if (rank && rank.textContent !== String(i + 1)) rank.textContent = String(i + 1);
+      // The grip's name says the rank too, and is what a screen reader reads on focus: it follows the move.
+      const handle = li.querySelector(':scope > [data-drag-handle="item"]');
+      const label = handle?.getAttribute('aria-label');
+      if (handle && label && RANK_IN_LABEL.test(label)) {
+        const renamed = label.replace(RANK_IN_LABEL, `, rank ${i + 1}`);
+        if (renamed !== label) handle.setAttribute('aria-label', renamed);
+      }
     });
     const count = list.closest('.sortable-group')?.querySelector('[data-count]');
     if (count) count.textContent = items.length.toLocaleString('en-US');
