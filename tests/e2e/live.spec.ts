@@ -159,6 +159,32 @@ test.describe('live updates', () => {
     });
   });
 
+  test('a battlecard whose competitor a colleague deletes says so for good, and offers no edits', async ({
+    browser,
+    server,
+  }) => {
+    await withTwoSignedIn(browser, server.url, async (a, b) => {
+      await a.goto(`${server.url}/competitors`);
+      const id = await addCompetitor(a, server.url, `Doomed Card ${Date.now()}`);
+      await b.goto(`${server.url}/competitors/${id}`);
+      await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
+      await expect(b.getByRole('button', { name: 'Edit pricing note' })).toBeVisible();
+
+      await deleteCompetitor(a, server.url, id);
+
+      // The live notice fades after 5 s; the card stayed as if nothing had happened, Edit buttons and all.
+      const banner = b.locator('#battlecard [data-deleted-banner]');
+      await expect(banner).toHaveText(
+        'This competitor was deleted. This is its battlecard as it was; it is no longer kept up to date.',
+      );
+      await expect(b.locator('#battlecard button[data-note]')).toHaveCount(0);
+      await expect(b.getByRole('link', { name: 'Edit', exact: true })).toHaveCount(0);
+      await expect(b.getByRole('button', { name: 'Print battlecard' })).toBeVisible();
+      await expect(b.locator('[data-notices] .flash')).toHaveCount(0, { timeout: 10_000 });
+      await expect(banner).toBeVisible();
+    });
+  });
+
   test('a delete confirmed while a live refresh replaced the table is still sent, and deletes', async ({
     browser,
     server,

@@ -52,9 +52,12 @@ export async function refreshRegions(scope: RefreshScope = 'all'): Promise<void>
   const affected = affectedRegions(scope);
   const tables = affected.tables.map((table) => table.reload());
   const refreshCard = affected.card
-    ? fetch(location.href, { headers: xhrHeaders, credentials: 'same-origin' })
-        .then((r) => (r.ok ? r.text() : Promise.reject(new Error(`${r.status}`))))
-        .then((html) => swapCard(new DOMParser().parseFromString(html, 'text/html')))
+    ? fetch(location.href, { headers: xhrHeaders, credentials: 'same-origin' }).then(async (r) => {
+        // The battlecard's competitor is gone (deleted meanwhile): its page answers 404.
+        if (r.status === 404 && markCardDeleted()) return;
+        if (!r.ok) throw new Error(`${r.status}`);
+        swapCard(new DOMParser().parseFromString(await r.text(), 'text/html'));
+      })
     : undefined;
   // Drag-sorted lists re-render themselves, after any drop in progress.
   const pending = [...tables, refreshCard, refreshSortables()].filter(
@@ -63,6 +66,29 @@ export async function refreshRegions(scope: RefreshScope = 'all'): Promise<void>
   await Promise.all(
     pending.map((p) => p.catch((error: unknown) => console.error('Error refreshing:', error))),
   );
+}
+
+/**
+ * The battlecard on screen is of a competitor deleted meanwhile. The live notice saying so fades after a
+ * few seconds, and the card looked as current as ever (its Print and Edit buttons too): it now says so
+ * for as long as the page is open, and the changes that can no longer be made are taken away.
+ */
+function markCardDeleted(): boolean {
+  const card = document.querySelector<HTMLElement>('#battlecard');
+  if (!card) return false;
+  if (card.dataset.deleted === 'true') return true;
+  card.dataset.deleted = 'true';
+  const banner = document.createElement('p');
+  banner.className = 'historical-banner';
+  banner.dataset.deletedBanner = '';
+  banner.textContent =
+    'This competitor was deleted. This is its battlecard as it was; it is no longer kept up to date.';
+  // Inside the card, so a print of it says so too.
+  card.prepend(banner);
+  for (const button of card.querySelectorAll<HTMLButtonElement>('button[data-note]')) button.remove();
+  const id = card.dataset.competitorId ?? '';
+  document.querySelector(`a[href="/competitors/${CSS.escape(id)}/edit"]`)?.remove();
+  return true;
 }
 
 function swapCard(doc: Document): boolean {
