@@ -1,6 +1,7 @@
 import type { Page } from '@playwright/test';
 import { addCompetitor } from './support/competitors.ts';
 import { expect, test } from './support/fixtures.ts';
+import { TEST_ADMIN_EMAIL, TEST_ADMIN_PASSWORD } from './support/server.ts';
 import { signIn } from './support/sign-in.ts';
 
 /* What a new user meets on a desktop screen, walked through as a user would (helper-26's review). */
@@ -95,5 +96,34 @@ test.describe('usability at a desktop width', () => {
     await expect(page.getByRole('searchbox')).toHaveValue('Usability Delete');
     await expect(rows).toHaveCount(2);
     await expect(rows.first()).toContainText('Usability Delete 3');
+  });
+
+  test('a form sent after signing out in another tab: the sign-in link leads back to that form', async ({
+    browser,
+    server,
+  }) => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await context.newPage();
+      await signIn(page, server.url);
+      await gotoReady(page, `${server.url}/competitors/new`);
+      await page.getByLabel('Name').fill('Typed While Signed Out');
+      const other = await context.newPage();
+      await other.goto(`${server.url}/competitors`);
+      await other.getByRole('button', { name: 'Sign out' }).click();
+      await expect(other).toHaveURL(/\/login/);
+
+      await page.getByLabel('Segment').selectOption('smb');
+      await page.getByRole('button', { name: 'Add competitor' }).click();
+      await expect(page.getByRole('heading', { name: 'Please sign in' })).toBeVisible();
+      await page.getByRole('link', { name: 'Sign in' }).click();
+      await page.getByLabel('Email').fill(TEST_ADMIN_EMAIL);
+      await page.getByLabel('Password').fill(TEST_ADMIN_PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      // Back on the form to repeat the change, as the message says, not on the table.
+      await expect(page).toHaveURL(`${server.url}/competitors/new`);
+    } finally {
+      await context.close();
+    }
   });
 });

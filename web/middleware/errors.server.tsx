@@ -4,6 +4,7 @@ import { AppError, ServiceUnavailableError, TooManyRequestsError, ValidationErro
 import type { Logger } from '#infra/logger.ts';
 import { ErrorPage } from '../pages/error.page.tsx';
 import { pageContext, renderHtml } from '../render.server.tsx';
+import { safeNext } from '../routing.server.ts';
 
 const wantsJson = (ctx: Context) =>
   ctx.get('X-Requested-With') === 'XMLHttpRequest' || ctx.accepts(['html', 'json']) === 'json';
@@ -54,11 +55,32 @@ export function errorMiddleware(log: Logger): Middleware {
       const page = pageContext(ctx);
       renderHtml(
         ctx,
-        <ErrorPage page={page} status={status} title={titles[status] ?? 'Error'} message={message} />,
+        <ErrorPage
+          page={page}
+          status={status}
+          title={titles[status] ?? 'Error'}
+          message={message}
+          signInNext={status === 401 ? whereToReturn(ctx) : undefined}
+        />,
         status,
       );
     }
   };
+}
+
+/**
+ * Where signing in again should lead: the page the user was on. A refused form post (its session ended
+ * in another tab) comes back to the form it was sent from (its Referer, this site's only), not to the
+ * table; a refused page comes back to itself.
+ */
+function whereToReturn(ctx: Context): string {
+  if (ctx.method === 'GET' || ctx.method === 'HEAD') return safeNext(ctx.url);
+  try {
+    const from = new URL(ctx.get('Referer'));
+    return from.host === ctx.host ? safeNext(`${from.pathname}${from.search}`) : safeNext(undefined);
+  } catch {
+    return safeNext(undefined);
+  }
 }
 
 /** Our own errors, plus the framework's client errors (body too large, bad JSON) with their text. */

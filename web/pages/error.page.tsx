@@ -6,11 +6,14 @@ export function ErrorPage({
   status,
   title,
   message,
+  signInNext,
 }: {
   page: PageContext;
   status: number;
   title: string;
   message: string;
+  /** For a 401: the page to come back to after signing in. */
+  signInNext?: string;
 }) {
   return (
     <Layout page={page} title={title}>
@@ -19,7 +22,15 @@ export function ErrorPage({
         <h1>{title}</h1>
         <p>{message}</p>
         <p>
-          <a href={status === 401 ? '/login' : '/competitors'}>
+          <a
+            href={
+              status !== 401
+                ? '/competitors'
+                : signInNext
+                  ? `/login?next=${encodeURIComponent(signInNext)}`
+                  : '/login'
+            }
+          >
             {status === 401 ? 'Sign in' : 'Back to competitors'}
           </a>
         </p>
