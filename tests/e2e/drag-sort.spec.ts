@@ -332,9 +332,14 @@ test('a stale drop from a second browser is refused, and the list reloads to the
   }
 });
 
-test('a viewer sees no handles, and a forged reorder is refused', async ({ page, browser, server }) => {
+test('a viewer sees no handles but is told why, and a forged reorder is refused', async ({
+  page,
+  browser,
+  server,
+}) => {
   await signIn(page, server.url);
   const viewer = await signedIn(browser, server, await newUser(page, server, 'viewer'));
+  const readOnly = /^You can view the (ranking|board); editors and admins change it\.$/;
   try {
     for (const path of ['/ranking', '/segments']) {
       await viewer.page.goto(`${server.url}${path}`);
@@ -342,6 +347,11 @@ test('a viewer sees no handles, and a forged reorder is refused', async ({ page,
       await expect(viewer.page.locator('.sortable-item').first()).toBeVisible();
       await expect(viewer.page.locator('[data-drag-handle]')).toHaveCount(0);
       await expect(viewer.page.locator('.move-buttons')).toHaveCount(0);
+      await expect(viewer.page.getByText(readOnly)).toBeVisible();
+      // Those who may move things get the instructions instead.
+      await page.goto(`${server.url}${path}`);
+      await expect(page.locator('[data-drag-handle]').first()).toBeVisible();
+      await expect(page.getByText(readOnly)).toHaveCount(0);
     }
     await viewer.page.goto(`${server.url}/ranking`);
     const list = await ids(viewer.page.locator('[data-sortable-list="ranking"]'));

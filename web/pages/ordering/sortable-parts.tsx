@@ -61,3 +61,8 @@ export const sortableRegion = (region: {
 export function SortStatus() {
   return <p className="sr-only" role="status" aria-live="polite" data-sort-status />;
 }
+
+/** Says why a viewer finds no grips: the order is theirs to read, an editor's to change. */
+export function ReadOnlyHint({ what }: { what: string }) {
+  return <p className="field__hint">You can view {what}; editors and admins change it.</p>;
+}

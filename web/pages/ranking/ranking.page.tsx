@@ -2,7 +2,14 @@ import type { SortableCompetitor } from '#projections/competitor-list/ordering.q
 import { CommandKeyField, CsrfField } from '../../components/form-field.tsx';
 import { ThreatBadge } from '../competitors/competitor-table.tsx';
 import { Layout } from '../layout.tsx';
-import { DragHandle, MoveButtons, SortStatus, sortableRegion } from '../ordering/sortable-parts.tsx';
+import { can } from '#events/user/permissions.ts';
+import {
+  DragHandle,
+  MoveButtons,
+  ReadOnlyHint,
+  SortStatus,
+  sortableRegion,
+} from '../ordering/sortable-parts.tsx';
 import type { PageContext } from '../page-context.ts';
 
 export interface RankingView {
@@ -37,6 +44,7 @@ export function RankingPage({ page, view }: { page: PageContext; view: RankingVi
             bottom). The order is saved when you drop.
           </p>
         )}
+        {!can(page.user?.role, 'ranking.reorder') && <ReadOnlyHint what="the ranking" />}
         <SortStatus />
         <form method="post" action="/ranking/move">
           <CsrfField token={page.csrfToken} />

@@ -3,7 +3,14 @@ import type { Segment } from '#projections/segment-board/segment-board.queries.t
 import { CommandKeyField, CsrfField } from '../../components/form-field.tsx';
 import { ThreatBadge } from '../competitors/competitor-table.tsx';
 import { Layout } from '../layout.tsx';
-import { DragHandle, MoveButtons, SortStatus, sortableRegion } from '../ordering/sortable-parts.tsx';
+import { can } from '#events/user/permissions.ts';
+import {
+  DragHandle,
+  MoveButtons,
+  ReadOnlyHint,
+  SortStatus,
+  sortableRegion,
+} from '../ordering/sortable-parts.tsx';
 import type { PageContext } from '../page-context.ts';
 
 export interface BoardView {
@@ -29,6 +36,7 @@ export function SegmentsPage({ page, view }: { page: PageContext; view: BoardVie
           and → move a competitor to the previous or next segment. The board is saved when you drop.
         </p>
       )}
+      {!can(page.user?.role, 'segments.reorder') && <ReadOnlyHint what="the board" />}
       <div
         id="segments-region"
         {...sortableRegion({
