@@ -7,8 +7,9 @@
  * so they leave that half out on purpose and say so; on CI nothing may be skipped. Vitest hands out the
  * files in a shuffled order, with the seed printed, and `RIVALS_TEST_SEED=<seed> npm test` repeats an
  * order that failed. The tests inside a file run in the order they are written: Vitest 4 does not apply
- * a project's `sequence.shuffle` to them (measured: eight tests, three seeds, written order each time),
- * and at least one file depends on it (ops.test.ts's lag test leaves its runner stopped).
+ * a project's `sequence.shuffle` to them (measured: eight tests, three seeds, written order each time).
+ * Turning that on (`--sequence.shuffle.tests` works) needs every file checked under several seeds first;
+ * ops.test.ts was one that depended on its order (fixed).
  */
 import { execFile, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
