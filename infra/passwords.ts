@@ -38,9 +38,15 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
-/** A hash of nothing in particular: verifying against it costs what a real check costs, so a missing account takes as long. */
-let dummy: Promise<string> | undefined;
-export const dummyHash = (): Promise<string> => (dummy ??= hashPassword(randomBytes(16).toString('hex')));
+/**
+ * A stored hash of no password at all: the same scheme and parameters with random salt and key, so
+ * verifying against it costs what a real check costs and a missing account takes as long. Made
+ * without hashing, so even the first unknown email costs one derivation, not two.
+ */
+const dummy = ['scrypt', params.N, params.r, params.p, randomBytes(16), randomBytes(KEY_LENGTH)]
+  .map((part) => (Buffer.isBuffer(part) ? part.toString('base64url') : part))
+  .join('$');
+export const dummyHash = (): string => dummy;
 
 export function randomPassword(): string {
   return randomBytes(15).toString('base64url');

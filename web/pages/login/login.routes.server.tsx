@@ -64,7 +64,7 @@ export const loginRoutes: RouteDef[] = [
     // A missing account costs a full hash too, so timing does not tell which emails exist.
     const ok = user
       ? await checkPassword(deps.db.pool, user.id, form.password)
-      : await verifyPassword(form.password, await dummyHash());
+      : await verifyPassword(form.password, dummyHash());
     if (!user || !ok || user.disabled) {
       deps.log.info(
         { email: form.email, reason: !user ? 'unknown' : user.disabled ? 'disabled' : 'password' },
