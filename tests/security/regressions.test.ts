@@ -146,6 +146,32 @@ describe.each(securityBackends)('issue 9 repros on %s', (backend) => {
       expect(socket.connected).toBe(true);
     });
 
+    it('connecting a socket is not activity: it does not hold off the idle end of its session', async () => {
+      // A tab left open reconnects by itself (a network blip, a restart): were that a request, an
+      // unattended browser would stay signed in until the absolute end, whatever the idle timeout.
+      const user = await freshUser(app, 'viewer', 'idle');
+      const lastSeen = async () =>
+        (
+          await app.db.pool.query<{ at: Date }>(
+            'SELECT s.last_seen_at AS at FROM sessions s JOIN user_list u ON u.id = s.user_id WHERE u.email = $1',
+            [user.email],
+          )
+        ).rows[0]?.at.getTime();
+      await app.db.pool.query(
+        `UPDATE sessions SET last_seen_at = now() - interval '2 hours'
+         WHERE user_id = (SELECT id FROM user_list WHERE email = $1)`,
+        [user.email],
+      );
+      const before = await lastSeen();
+      const socket = app.socket({ cookie: user.client.cookieHeader() });
+      expect((await handshakeResult(socket)).connected).toBe(true);
+      expect(await lastSeen()).toBe(before);
+      socket.disconnect();
+      // A request is activity.
+      await user.client.get('/competitors');
+      expect(await lastSeen()).toBeGreaterThan(before ?? Infinity);
+    });
+
     it('session expiry closes it at the session end', async () => {
       // A second listener over the same database whose sessions end 2.5 s after sign-in.
       const server = createServer();

@@ -21,8 +21,9 @@ const RECHECK_MS = 60_000;
 const MIN_DELAY_MS = 200;
 
 export const bindSocketToSession = {
+  /** Not activity: a tab left open reconnects by itself, and must not keep its session from idling out. */
   handshake(sessions: SessionOptions, sessionId: string): Promise<LiveSession | undefined> {
-    return sessionById(sessions, sessionId);
+    return sessionById(sessions, sessionId, false);
   },
 
   start(options: {
