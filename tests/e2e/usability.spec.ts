@@ -11,6 +11,24 @@ async function gotoReady(page: Page, url: string): Promise<void> {
   await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
 }
 
+/** Signs this browser out from a second tab, as a user would, while `page` keeps its form open. */
+async function signOutInAnotherTab(page: Page, url: string): Promise<void> {
+  const other = await page.context().newPage();
+  await other.goto(`${url}/competitors`);
+  await other.getByRole('button', { name: 'Sign out' }).click();
+  await expect(other).toHaveURL(/\/login/);
+  await other.close();
+}
+
+/** From the 401 page a refused send shows: its "Sign in" link, then the sign-in form. */
+async function signInAgainFromThe401(page: Page): Promise<void> {
+  await expect(page.getByRole('heading', { name: 'Please sign in' })).toBeVisible();
+  await page.getByRole('link', { name: 'Sign in' }).click();
+  await page.getByLabel('Email').fill(TEST_ADMIN_EMAIL);
+  await page.getByLabel('Password').fill(TEST_ADMIN_PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
 test.describe('usability at a desktop width', () => {
   test.use({ viewport: { width: 1280, height: 900 } });
 
@@ -98,32 +116,58 @@ test.describe('usability at a desktop width', () => {
     await expect(rows.first()).toContainText('Usability Delete 3');
   });
 
-  test('a form sent after signing out in another tab: the sign-in link leads back to that form', async ({
-    browser,
+  test('a form sent after signing out in another tab: the sign-in link leads back to that form, with what was typed', async ({
+    page,
     server,
   }) => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    try {
-      const page = await context.newPage();
-      await signIn(page, server.url);
-      await gotoReady(page, `${server.url}/competitors/new`);
-      await page.getByLabel('Name').fill('Typed While Signed Out');
-      const other = await context.newPage();
-      await other.goto(`${server.url}/competitors`);
-      await other.getByRole('button', { name: 'Sign out' }).click();
-      await expect(other).toHaveURL(/\/login/);
+    await signIn(page, server.url);
+    await gotoReady(page, `${server.url}/competitors/new`);
+    await page.getByLabel('Name').fill('Typed While Signed Out');
+    await signOutInAnotherTab(page, server.url);
 
-      await page.getByLabel('Segment').selectOption('smb');
-      await page.getByRole('button', { name: 'Add competitor' }).click();
-      await expect(page.getByRole('heading', { name: 'Please sign in' })).toBeVisible();
-      await page.getByRole('link', { name: 'Sign in' }).click();
-      await page.getByLabel('Email').fill(TEST_ADMIN_EMAIL);
-      await page.getByLabel('Password').fill(TEST_ADMIN_PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      // Back on the form to repeat the change, as the message says, not on the table.
-      await expect(page).toHaveURL(`${server.url}/competitors/new`);
-    } finally {
-      await context.close();
-    }
+    await page.getByLabel('Segment').selectOption('smb');
+    await page.getByLabel('Threat').selectOption('high');
+    await page.getByLabel('Headquarters').fill('Lisbon');
+    await page.getByRole('button', { name: 'Add competitor' }).click();
+    await signInAgainFromThe401(page);
+    // Back on the form to repeat the change, as the message says, not on the table, with what was
+    // typed put back and a word saying so.
+    await expect(page).toHaveURL(`${server.url}/competitors/new`);
+    await expect(page.getByRole('status')).toContainText('What you typed is back');
+    await expect(page.getByLabel('Name')).toHaveValue('Typed While Signed Out');
+    await expect(page.getByLabel('Segment')).toHaveValue('smb');
+    await expect(page.getByLabel('Threat')).toHaveValue('high');
+    await expect(page.getByLabel('Headquarters')).toHaveValue('Lisbon');
+    await page.getByRole('button', { name: 'Add competitor' }).click();
+    await expect(page.getByRole('heading', { name: 'Typed While Signed Out' })).toBeVisible();
+    // Put back once: the form's page shown again is empty.
+    await gotoReady(page, `${server.url}/competitors/new`);
+    await expect(page.getByLabel('Name')).toHaveValue('');
+    await expect(page.getByRole('status')).toHaveCount(0);
+  });
+
+  test('the add-user form sent after the session ended: what was typed comes back, but the password is never kept', async ({
+    page,
+    server,
+  }) => {
+    await signIn(page, server.url);
+    await gotoReady(page, `${server.url}/users/new`);
+    await page.getByLabel('Email').fill('unsent.user@rivals.test');
+    await page.getByLabel('Name', { exact: true }).fill('Unsent User');
+    await page.getByLabel('Role').selectOption('editor');
+    await page.getByLabel('Password').fill('a-password-long-enough');
+    await signOutInAnotherTab(page, server.url);
+
+    await page.getByRole('button', { name: 'Add user' }).click();
+    const kept = await page.evaluate(() => sessionStorage.getItem('rivals:unsent-form'));
+    expect(kept).toContain('unsent.user@rivals.test');
+    expect(kept).not.toContain('a-password-long-enough');
+    await signInAgainFromThe401(page);
+    await expect(page).toHaveURL(`${server.url}/users/new`);
+    await expect(page.getByRole('status')).toContainText('Type the password again');
+    await expect(page.getByLabel('Email')).toHaveValue('unsent.user@rivals.test');
+    await expect(page.getByLabel('Name', { exact: true })).toHaveValue('Unsent User');
+    await expect(page.getByLabel('Role')).toHaveValue('editor');
+    await expect(page.getByLabel('Password')).toHaveValue('');
   });
 });

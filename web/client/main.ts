@@ -9,6 +9,7 @@ import { installNotesDialog } from './notes-dialog.ts';
 import { installPrint } from './print.ts';
 import { connectRealtime } from './realtime.ts';
 import { installSortableLists } from './sortable-lists.ts';
+import { installUnsentForms } from './unsent-forms.ts';
 
 /** Hydrates every server-rendered island with the props it was rendered with. */
 async function hydrateIslands(): Promise<void> {
@@ -33,5 +34,6 @@ installAutoRefresh();
 installPrint();
 installNotesDialog();
 installSortableLists();
+installUnsentForms();
 void connectRealtime();
 void hydrateIslands().then(() => document.documentElement.setAttribute('data-ready', 'true'));

@@ -17,7 +17,7 @@ export function ErrorPage({
 }) {
   return (
     <Layout page={page} title={title}>
-      <section className="error-page">
+      <section className="error-page" data-session-ended={status === 401 || undefined}>
         <p className="error-page__status">{status}</p>
         <h1>{title}</h1>
         <p>{message}</p>

@@ -38,7 +38,7 @@ export function CompetitorFormPage(props: {
     <Layout page={page} title={title}>
       <h1>{title}</h1>
       <FormError error={errors._form} />
-      <form method="post" action={props.action} className="form" noValidate>
+      <form method="post" action={props.action} className="form" noValidate data-keep-typed>
         <CsrfField token={page.csrfToken} />
         <CommandKeyField />
         {values.expectedVersion !== undefined && (

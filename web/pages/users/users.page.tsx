@@ -116,7 +116,7 @@ export function NewUserPage({
     <Layout page={page} title="Add user">
       <h1>Add user</h1>
       <FormError error={errors._form} />
-      <form method="post" action="/users" className="form" noValidate>
+      <form method="post" action="/users" className="form" noValidate data-keep-typed>
         <CsrfField token={page.csrfToken} />
         <CommandKeyField />
         <Field name="email" label="Email" error={errors.email} autoFocus={focus === 'email'}>
