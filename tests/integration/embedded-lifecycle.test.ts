@@ -1,0 +1,86 @@
+import { createServer } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '#tests/e2e/support/server.ts';
+import { isAlive, lockOwner, startApp, stopAll, tempDataDir } from '#tests/support/app-process.ts';
+import { until } from '#tests/support/until.ts';
+
+/**
+ * The one-process product on a laptop (embedded PGlite in DATA_DIR), started, stopped and killed the way
+ * a person or `npm start`'s supervisor does it (docs/decisions/0006, 0007).
+ */
+afterEach(stopAll);
+
+const START_MS = 120_000;
+const answers = async (port: number) =>
+  fetch(`http://127.0.0.1:${port}/healthz`).then(
+    () => true,
+    () => false,
+  );
+
+describe('the embedded process', () => {
+  it(
+    'stops, freeing the port and the data folder, when its supervisor is killed',
+    async () => {
+      const dataDir = await tempDataDir();
+      const port = await freePort();
+      const supervisor = startApp(
+        { DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: 'lifecycle-pass-1' },
+        'web/supervisor.server.ts',
+      );
+      await supervisor.printed('Rivals is running', START_MS);
+      const server = await lockOwner(dataDir);
+      expect(server).toBeDefined();
+
+      supervisor.child.kill('SIGKILL');
+      await until(() => !isAlive(server ?? 0), 'the orphaned server to stop', 20_000);
+      expect(await lockOwner(dataDir)).toBeUndefined();
+      expect(await answers(port)).toBe(false);
+    },
+    START_MS + 30_000,
+  );
+
+  it(
+    'a first start that finds its port taken creates no admin: the next start shows the password',
+    async () => {
+      const dataDir = await tempDataDir();
+      const taken = createServer();
+      const port = await freePort();
+      await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', resolve));
+      try {
+        const first = startApp({ DATA_DIR: dataDir, PORT: String(port) });
+        expect(await first.exited).toBe(1);
+        expect(first.stderr()).toContain(`Port ${port} is already in use`);
+        expect(first.stdout()).not.toContain('password:');
+      } finally {
+        taken.close();
+      }
+      const again = startApp({ DATA_DIR: dataDir, PORT: String(await freePort()) });
+      await again.printed('Rivals is running', START_MS);
+      expect(again.stdout()).toMatch(/First start: an admin was created[\s\S]*password: \S+/);
+      again.child.kill('SIGTERM');
+      expect(await again.exited).toBe(0);
+    },
+    2 * START_MS,
+  );
+
+  it(
+    'SIGTERM during the first start stops it cleanly (exit 0, lock released), and the next start completes it',
+    async () => {
+      const dataDir = await tempDataDir();
+      const port = await freePort();
+      const first = startApp({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' });
+      await first.printed('database migrated', START_MS);
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+      expect(first.stdout()).not.toContain('Rivals is running');
+      expect(await lockOwner(dataDir)).toBeUndefined();
+
+      const again = startApp({ DATA_DIR: dataDir, PORT: String(port) });
+      await again.printed('Rivals is running', START_MS);
+      expect(again.stdout()).toContain('First start: an admin was created');
+      again.child.kill('SIGTERM');
+      expect(await again.exited).toBe(0);
+    },
+    2 * START_MS,
+  );
+});
