@@ -125,6 +125,19 @@ export function createEventLogReader(pool: Queryable, registry: EventRegistry) {
     },
 
     /** The newest position, for status pages and lag. */
+    /**
+     * Whether any event was written by a command whose id starts with none of `commandIdPrefixes`
+     * (someone used the install, not only its first start). Walks the log from its start, where such an
+     * event lies in any used install, so it reads a few rows, not the log.
+     */
+    async hasEventsBesides(commandIdPrefixes: readonly string[]): Promise<boolean> {
+      const { rows } = await pool.query(
+        `SELECT 1 FROM events WHERE NOT (command_id LIKE ANY ($1::text[])) ORDER BY position LIMIT 1`,
+        [commandIdPrefixes.map((prefix) => `${prefix}%`)],
+      );
+      return rows.length > 0;
+    },
+
     async headPosition(): Promise<number> {
       const { rows } = await pool.query<{ head: number | null }>('SELECT max(position) AS head FROM events');
       return rows[0]?.head ?? 0;

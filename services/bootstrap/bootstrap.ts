@@ -15,14 +15,17 @@ export function stableUuid(name: string): string {
 
 /**
  * First-start content: the default segments and, on a fresh install, the demo competitors. Command ids
- * are fixed, so running this again, or on several instances at once, appends nothing new.
+ * are fixed, so running this again, or on several instances at once, appends nothing new, and a run cut
+ * short (a killed first start) is finished by the next.
  */
 export async function bootstrapContent(
   store: EventLogReader,
   route: CommandRouter,
   options: { demoData: boolean; clock?: () => Date },
 ): Promise<void> {
-  const freshInstall = (await store.headPosition()) === 0;
+  // Fresh: nothing but this content so far. A first start killed half-way is completed by the next start;
+  // an install anyone has used (an admin, a competitor) never gets demo rows.
+  const freshInstall = !(await store.hasEventsBesides(['bootstrap:segment:', 'bootstrap:demo:']));
   const at = (options.clock ?? (() => new Date()))().toISOString();
   const run = async (commandId: string, command: Command) => {
     const outcome = await route({ commandId, correlationId: 'bootstrap', actor: systemActor, at, command });
