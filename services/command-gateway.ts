@@ -5,7 +5,7 @@ import type { Command, CommandEnvelope, Outcome } from '#events/command.ts';
 import type { Actor } from '#events/envelope.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
 import type { EventLogWriter } from '#events/store/event-log-writer.ts';
-import { isConnectionError, pgErrorCode } from '#infra/db/database.ts';
+import { isDatabaseUnavailable, pgErrorCode, unavailableReason } from '#infra/db/database.ts';
 import { ServiceUnavailableError, ValidationError } from '#infra/errors.ts';
 import type { Logger } from '#infra/logger.ts';
 
@@ -111,11 +111,11 @@ export class CommandGateway {
         throw new ValidationError(
           'The change contains characters that cannot be stored (such as NUL or half of a character). Nothing was saved; remove them and try again.',
         );
-      // Only an unreachable database is "try again"; anything else is a bug to see as one.
-      if (!isConnectionError(error)) throw error;
+      // Only an unreachable or full database is "try again"; anything else is a bug to see as one.
+      if (!isDatabaseUnavailable(error)) throw error;
       this.deps.log.warn({ err: error, commandId: envelope.commandId }, 'could not admit a command');
       throw new ServiceUnavailableError(
-        'Your change could not be accepted because the database is unavailable. Nothing was saved; please try again in a moment.',
+        `Your change could not be accepted because ${unavailableReason(error)}. Nothing was saved; please try again in a moment.`,
       );
     }
   }

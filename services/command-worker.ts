@@ -3,7 +3,7 @@ import type { ResultChannel } from '#events/bus/result-channel.ts';
 import { InvalidCommandError } from '#events/command-shape.ts';
 import type { Outcome } from '#events/command.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
-import { isConnectionError } from '#infra/db/database.ts';
+import { isDatabaseUnavailable } from '#infra/db/database.ts';
 import type { Logger } from '#infra/logger.ts';
 import { commandKey, type CommandRouter } from './command-router.ts';
 
@@ -66,15 +66,15 @@ export function startCommandWorker(options: WorkerOptions): Worker {
   let replies: Promise<void>[] = [];
 
   /**
-   * Routes one command again after its first attempt threw. While the database is unreachable it waits and
-   * tries again rather than count the outage against the command (which would send good commands to the
+   * Routes one command again after its first attempt threw. While the database is unreachable (or its disk
+   * full) it waits and tries again rather than count the outage against the command (which would send good commands to the
    * dead letters); any other error is thrown.
    */
   async function routeThroughOutages(delivery: Delivery, firstError: unknown): Promise<Outcome> {
     let waitMs = 200;
     let error = firstError;
     for (;;) {
-      if (!running || !isConnectionError(error)) throw error;
+      if (!running || !isDatabaseUnavailable(error)) throw error;
       options.onDatabase?.(false, error);
       await new Promise((resolve) => setTimeout(resolve, waitMs));
       waitMs = Math.min(waitMs * 2, 2_000);

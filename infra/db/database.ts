@@ -63,6 +63,25 @@ export const pgErrorCode = (error: unknown): string | undefined =>
   typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
 
 /**
+ * Whether the database cannot do any work right now, for a reason that passes without the request
+ * changing: unreachable (`isConnectionError`), or out of a resource (class 53: the disk is full, out of
+ * memory, too many connections). Nothing was stored; the same request may be sent again later. Unlike a
+ * connection error, the connection itself is sound and stays in use.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return isConnectionError(error) || (pgErrorCode(error)?.startsWith('53') ?? false);
+}
+
+/** Why the database cannot take work, in words for the person whose change was not saved. */
+export function unavailableReason(error: unknown): string {
+  const code = pgErrorCode(error);
+  if (code === '53100') return "the server's disk is full";
+  return code?.startsWith('53')
+    ? 'the database is out of memory or connections'
+    : 'the database is unavailable';
+}
+
+/**
  * Whether an error means "the database cannot be reached right now" rather than "this query is wrong":
  * such work waits and tries again instead of counting as a failure of the command.
  */

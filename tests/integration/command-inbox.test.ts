@@ -160,4 +160,29 @@ describe.each(setups)('command inbox on $name', ({ backend, redis }) => {
       await web.close();
     }
   });
+
+  it('when the disk is full, the caller hears 503 saying so, and nothing is stored', async () => {
+    const web = await startRuntime(config(), silentLog, { purpose: 'test', db, work: false });
+    try {
+      const admit = web.inbox.admit.bind(web.inbox);
+      // What Postgres and PGlite answer when the data folder's disk is full (found on a full tmpfs).
+      const diskFull = Object.assign(
+        new Error('could not extend file "base/5/16550": No space left on device'),
+        {
+          code: '53100',
+        },
+      );
+      web.inbox.admit = () => Promise.reject(diskFull);
+      const command = addCompetitorCommand(`Disk full ${randomUUID().slice(0, 8)}`);
+      await expect(web.gateway.dispatch(command, testActor, { timeoutMs: 200 })).rejects.toMatchObject({
+        status: 503,
+        message: expect.stringMatching(/disk is full\. Nothing was saved/) as unknown,
+      });
+      web.inbox.admit = admit;
+      const { events } = await web.store.readStream(competitorStream(command.payload.competitorId));
+      expect(events).toHaveLength(0);
+    } finally {
+      await web.close();
+    }
+  });
 });

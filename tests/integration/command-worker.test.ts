@@ -83,7 +83,19 @@ describe('command worker', () => {
     expect(log).toEqual(['settle 30', 'ack 30']);
   });
 
-  it('waits out a database outage instead of counting it against the command', async () => {
+  const outages = [
+    ['a database outage', () => new Error('connect ECONNREFUSED 127.0.0.1:5432')],
+    // What Postgres and PGlite answer when the data folder's disk is full (found on a full tmpfs).
+    [
+      'a full disk',
+      () =>
+        Object.assign(new Error('could not extend file "base/5/16405": No space left on device'), {
+          code: '53100',
+        }),
+    ],
+  ] as const;
+
+  it.each(outages)('waits out %s instead of counting it against the command', async (_, outage) => {
     const bus = new MemoryCommandBus(deadLetters.store);
     const results = new MemoryResultChannel();
     const envelope = note(randomUUID(), 'v');
@@ -99,7 +111,7 @@ describe('command worker', () => {
       onDatabase: (reachable) => database.push(reachable),
       route: async () => {
         attempts++;
-        if (attempts <= 2) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+        if (attempts <= 2) throw outage();
         return accepted;
       },
     });

@@ -1,5 +1,5 @@
 import type { Context, Middleware } from 'koa';
-import { isConnectionError } from '#infra/db/database.ts';
+import { isConnectionError, isDatabaseUnavailable, unavailableReason } from '#infra/db/database.ts';
 import { AppError, ServiceUnavailableError, TooManyRequestsError, ValidationError } from '#infra/errors.ts';
 import type { Logger } from '#infra/logger.ts';
 import { ErrorPage } from '../pages/error.page.tsx';
@@ -86,11 +86,13 @@ function whereToReturn(ctx: Context): string {
 /** Our own errors, plus the framework's client errors (body too large, bad JSON) with their text. */
 function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
-  // The database is down (a restart, a failover): nothing was changed, and the same request may be sent
+  // The database is down (a restart, a failover) or full: nothing was changed, and the same request may be sent
   // again — the browser does so by itself for calls, with the same idempotency key.
-  if (isConnectionError(error))
+  if (isDatabaseUnavailable(error))
     return new ServiceUnavailableError(
-      'Rivals cannot reach its database right now. Nothing was changed; please try again in a moment.',
+      isConnectionError(error)
+        ? 'Rivals cannot reach its database right now. Nothing was changed; please try again in a moment.'
+        : `Rivals cannot store anything right now: ${unavailableReason(error)}. Nothing was changed; please try again later.`,
     );
   const e = error as { status?: number; expose?: boolean; message?: string };
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
