@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import pg from 'pg';
+import { StartupError } from '../errors.ts';
 import { typeParsers, type Database, type Notifier } from './database.ts';
 import type { NotifyChannel } from './notify-channels.ts';
 
@@ -15,7 +16,7 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
   const location = inMemory ? dataDir : path.resolve(dataDir, 'pgdata');
   if (!inMemory) await makeFolder(location);
-  const pglite = await PGlite.create(location, { extensions: { pg_trgm } });
+  const pglite = await openPglite(location);
   const pool = new pg.Pool({ ...createPgConfig(pglite), types: typeParsers });
   pool.on('error', () => undefined);
   // pg-pool destroys the client of any query that fails (a unique violation, a bad search) and opens a
@@ -48,6 +49,29 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
       await pglite.close();
     },
   };
+}
+
+/**
+ * PGlite, answering a first statement. A folder it cannot open (damaged: copied while in use, a disk that
+ * filled up or failed; permissions other than the owner's 0700/0750) ends in a WASM abort or a Postgres
+ * error with a stack trace: say instead, in one line, which folder and what to do.
+ */
+async function openPglite(location: string): Promise<PGlite> {
+  let pglite: PGlite | undefined;
+  try {
+    pglite = await PGlite.create(location, { extensions: { pg_trgm } });
+    await pglite.query('SELECT 1');
+    return pglite;
+  } catch (error) {
+    await pglite?.close().catch(() => undefined);
+    const reason = ((error as Error).message || String(error)).split('\n')[0];
+    throw new StartupError(
+      `The database in ${location} could not be opened (${reason}). Nothing was changed. It may be damaged ` +
+        '(copied while Rivals was running, a disk that filled up or failed) or its permissions changed (it ' +
+        'must belong to this user, mode 700). Restore the data folder from a backup, or set DATA_DIR to a new ' +
+        'folder to start empty.',
+    );
+  }
 }
 
 /**

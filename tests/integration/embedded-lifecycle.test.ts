@@ -1,5 +1,8 @@
+import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openEmbeddedDatabase } from '#infra/db/open-embedded.ts';
 import { freePort } from '#tests/e2e/support/server.ts';
 import { isAlive, lockOwner, startApp, stopAll, tempDataDir } from '#tests/support/app-process.ts';
 import { until } from '#tests/support/until.ts';
@@ -82,5 +85,26 @@ describe('the embedded process', () => {
       expect(await again.exited).toBe(0);
     },
     2 * START_MS,
+  );
+
+  it(
+    'a damaged data folder stops the start with one line saying what to do, not a stack trace',
+    async () => {
+      const dataDir = await tempDataDir();
+      const db = await openEmbeddedDatabase(dataDir);
+      await db.close();
+      // What a copy taken while running or a disk that failed can leave: the control file is gone.
+      await rm(path.join(dataDir, 'pgdata', 'global', 'pg_control'));
+      const server = startApp({ DATA_DIR: dataDir, PORT: String(await freePort()) });
+      expect(await server.exited).toBe(1);
+      const lines = server.stderr().trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        new RegExp(`^The database in ${path.join(dataDir, 'pgdata')} could not be opened \\(.+\\)`),
+      );
+      expect(lines[0]).toContain('Nothing was changed');
+      expect(await lockOwner(dataDir)).toBeUndefined();
+    },
+    START_MS,
   );
 });
