@@ -32,7 +32,11 @@ const failed = (error: unknown): Check => ({
  */
 export async function readinessChecks(deps: ReadinessDeps): Promise<Record<string, Check>> {
   const checks: Record<string, Check> = {};
-  checks.database = await withTimeout(deps.db.pool.query('SELECT 1')).then(() => ({ state: 'ok' }), failed);
+  const database = async () => {
+    await deps.db.pool.query('SELECT 1');
+    await deps.db.checkStorage?.();
+  };
+  checks.database = await withTimeout(database()).then(() => ({ state: 'ok' }), failed);
   if (deps.redis) checks.redis = await withTimeout(deps.redis.ping()).then(() => ({ state: 'ok' }), failed);
   checks.projections =
     checks.database.state === 'ok'

@@ -17,6 +17,8 @@ export interface Database {
   readonly describe: string;
   readonly pool: Pool;
   readonly notifier: Notifier;
+  /** Rejects, saying what to do, when the files behind the database are gone (embedded: DATA_DIR removed). */
+  checkStorage?(): Promise<void>;
   close(): Promise<void>;
 }
 

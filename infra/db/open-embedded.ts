@@ -1,3 +1,4 @@
+import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { makeFolder } from '../make-folder.ts';
 import { PGlite } from '@electric-sql/pglite';
@@ -38,6 +39,8 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   return {
     kind: 'embedded',
     describe: inMemory ? 'embedded Postgres in memory' : `embedded Postgres in ${location}`,
+    // PGlite serves what it holds in memory after its folder is deleted, but can store nothing more.
+    checkStorage: inMemory ? undefined : () => checkFolder(dataDir, location),
     pool,
     notifier,
     async close() {
@@ -49,6 +52,15 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
       await pglite.close();
     },
   };
+}
+
+async function checkFolder(dataDir: string, location: string): Promise<void> {
+  await access(path.join(location, 'PG_VERSION')).catch(() => {
+    throw new Error(
+      `The data folder ${path.resolve(dataDir)} was removed while Rivals was running: nothing can be stored. ` +
+        'Stop Rivals (Ctrl+C); start it again to begin with an empty database, or first restore the folder from a backup.',
+    );
+  });
 }
 
 /**

@@ -14,6 +14,8 @@ import { until } from '#tests/support/until.ts';
 afterEach(stopAll);
 
 const START_MS = 120_000;
+/** A new data folder and a free port for one test. */
+const fresh = async () => ({ dataDir: await tempDataDir(), port: await freePort() });
 const answers = async (port: number) =>
   fetch(`http://127.0.0.1:${port}/healthz`).then(
     () => true,
@@ -24,8 +26,7 @@ describe('the embedded process', () => {
   it(
     'stops, freeing the port and the data folder, when its supervisor is killed',
     async () => {
-      const dataDir = await tempDataDir();
-      const port = await freePort();
+      const { dataDir, port } = await fresh();
       const supervisor = startApp(
         { DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: 'lifecycle-pass-1' },
         'web/supervisor.server.ts',
@@ -60,8 +61,7 @@ describe('the embedded process', () => {
       const again = startApp({ DATA_DIR: dataDir, PORT: String(await freePort()) });
       await again.printed('Rivals is running', START_MS);
       expect(again.stdout()).toMatch(/First start: an admin was created[\s\S]*password: \S+/);
-      again.child.kill('SIGTERM');
-      expect(await again.exited).toBe(0);
+      expect(await again.stop()).toBe(0);
     },
     2 * START_MS,
   );
@@ -69,20 +69,17 @@ describe('the embedded process', () => {
   it(
     'SIGTERM during the first start stops it cleanly (exit 0, lock released), and the next start completes it',
     async () => {
-      const dataDir = await tempDataDir();
-      const port = await freePort();
+      const { dataDir, port } = await fresh();
       const first = startApp({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' });
       await first.printed('database migrated', START_MS);
-      first.child.kill('SIGTERM');
-      expect(await first.exited).toBe(0);
+      expect(await first.stop()).toBe(0);
       expect(first.stdout()).not.toContain('Rivals is running');
       expect(await lockOwner(dataDir)).toBeUndefined();
 
       const again = startApp({ DATA_DIR: dataDir, PORT: String(port) });
       await again.printed('Rivals is running', START_MS);
       expect(again.stdout()).toContain('First start: an admin was created');
-      again.child.kill('SIGTERM');
-      expect(await again.exited).toBe(0);
+      expect(await again.stop()).toBe(0);
     },
     2 * START_MS,
   );
@@ -104,6 +101,22 @@ describe('the embedded process', () => {
       );
       expect(lines[0]).toContain('Nothing was changed');
       expect(await lockOwner(dataDir)).toBeUndefined();
+    },
+    START_MS,
+  );
+
+  it(
+    'a data folder deleted while running makes /readyz say so, and the log says what to do',
+    async () => {
+      const { dataDir, port } = await fresh();
+      const server = startApp({ DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: 'lifecycle-pass-1' });
+      await server.printed('Rivals is running', START_MS);
+      await rm(dataDir, { recursive: true, force: true });
+      const readyz = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(readyz.status).toBe(503);
+      expect(await readyz.json()).toMatchObject({ checks: { database: 'unavailable' } });
+      await server.printed(`The data folder ${dataDir} was removed while Rivals was running`, 10_000);
+      expect(await server.stop()).toBe(0);
     },
     START_MS,
   );

@@ -15,6 +15,8 @@ export interface AppProcess {
   stderr(): string;
   /** Resolves once the output holds `text`; fails if the process exits first or after `timeoutMs`. */
   printed(text: string | RegExp, timeoutMs?: number): Promise<void>;
+  /** SIGTERM, as Ctrl+C or an orchestrator stops it; resolves with how it exited. */
+  stop(): Promise<number | string | null>;
 }
 
 /**
@@ -46,6 +48,10 @@ export function startApp(env: Record<string, string>, entry = 'web/main.server.t
         typeof text === 'string' ? (stdout + stderr).includes(text) : text.test(stdout + stderr);
       await until(() => seen() || ended(), `output ${String(text)}`, timeoutMs);
       if (!seen()) throw new Error(`exited before printing ${String(text)}:\n${stdout}\n${stderr}`);
+    },
+    stop() {
+      child.kill('SIGTERM');
+      return exited;
     },
   };
 }
