@@ -36,8 +36,9 @@ async function main(): Promise<void> {
     clearTimeout(deadline);
     process.exit(exitCode);
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  // SIGHUP: the terminal `npm start` runs in was closed; without a handler Node dies mid-write.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const)
+    process.on(signal, () => void shutdown(signal));
   // Under the supervisor (npm start) its IPC channel closes when it dies, even SIGKILLed. Nobody would
   // restart or stop this process any more, and it would keep the port and the data folder from the next
   // `npm start`: stop cleanly instead.

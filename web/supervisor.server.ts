@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
  *   back-off of 1, 2, 4 … 30 s; a run that lasted STABLE_MS resets the back-off.
  * - A child that fails before it was ever ready on the first start (bad configuration, port in use,
  *   data folder held by another process) is not retried: its message is the answer.
- * - SIGINT/SIGTERM are passed to the child; the supervisor exits with the child's code once it is gone.
+ * - SIGINT/SIGTERM/SIGHUP are passed to the child; the supervisor exits with the child's code once it is gone.
  * The embedded data-folder lock names the child's pid; a crashed child's lock is taken over on restart.
  */
 const entry = fileURLToPath(new URL('./main.server.ts', import.meta.url));
@@ -59,7 +59,8 @@ function start(): void {
   });
 }
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+// SIGHUP: the terminal was closed. Each is a request to stop, passed on so the server stops cleanly.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => {
     stopping = true;
     if (child) child.kill(signal);

@@ -44,6 +44,26 @@ describe('the embedded process', () => {
   );
 
   it(
+    'closing the terminal (SIGHUP to the supervisor and the server) stops both cleanly, lock released',
+    async () => {
+      const { dataDir, port } = await fresh();
+      const supervisor = startApp(
+        { DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: 'lifecycle-pass-1', LOG_LEVEL: 'info' },
+        'web/supervisor.server.ts',
+      );
+      await supervisor.printed('Rivals is running', START_MS);
+      const server = await lockOwner(dataDir);
+      // The terminal sends SIGHUP to its whole process group.
+      supervisor.child.kill('SIGHUP');
+      process.kill(server ?? 0, 'SIGHUP');
+      expect(await supervisor.exited).toBe(0);
+      expect(supervisor.stdout()).toContain('shutting down');
+      expect(await lockOwner(dataDir)).toBeUndefined();
+    },
+    START_MS + 30_000,
+  );
+
+  it(
     'a first start that finds its port taken creates no admin: the next start shows the password',
     async () => {
       const dataDir = await tempDataDir();
