@@ -1,8 +1,9 @@
 import { expect, test } from './support/fixtures.ts';
-import type { Browser, Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { addCompetitor, deleteCompetitor, putNote } from './support/competitors.ts';
 import { signIn } from './support/sign-in.ts';
 import { trapXss } from './support/xss-trap.ts';
+import { withTwoSignedIn } from './support/two-sessions.ts';
 
 test.describe('live updates', () => {
   // Two sessions, sign-ins (scrypt) and a user to create: generous on a busy two-core machine.
@@ -218,32 +219,6 @@ test.describe('live updates', () => {
     });
   });
 });
-
-/**
- * Alice and Bob, each signed in in a browser of their own; the competitors the test lists in `ids` are
- * deleted afterwards, whatever happens, so other specs sharing the server keep their data.
- */
-async function withTwoSignedIn(
-  browser: Browser,
-  url: string,
-  body: (a: Page, b: Page, ids: string[]) => Promise<void>,
-): Promise<void> {
-  const alice = await browser.newContext();
-  const bob = await browser.newContext();
-  const ids: string[] = [];
-  try {
-    const a = await alice.newPage();
-    const b = await bob.newPage();
-    await signIn(a, url);
-    await signIn(b, url);
-    await body(a, b, ids);
-  } finally {
-    const a = alice.pages()[0];
-    if (a) for (const id of ids) await deleteCompetitor(a, url, id);
-    await alice.close();
-    await bob.close();
-  }
-}
 
 /** Waits until the page has handled the live message at `position` (it records each once handled). */
 async function waitForPosition(page: Page, position: number): Promise<void> {

@@ -17,8 +17,18 @@ const shownPage = (root: HTMLElement, table: DataTableController): ShownPage => 
   rowIds: new Set([...root.querySelectorAll<HTMLElement>('[data-row-id]')].map((r) => r.dataset.rowId ?? '')),
 });
 
+/**
+ * The regions of one competitor's page (the battlecard and its heading, the note history): each names its
+ * competitor in `data-live-competitor`; `data-live-list` marks one that list-wide changes alter too (a rank).
+ */
+const competitorRegions = () => [...document.querySelectorAll<HTMLElement>('[data-live-competitor]')];
+
+const altersRegion = (change: ListChange, region: HTMLElement): boolean =>
+  change.competitorId === region.dataset.liveCompetitor ||
+  (change.effect.scope === 'list' && region.dataset.liveList !== undefined);
+
 /** The regions of this page that `scope` can alter (docs/change-path.md, "Other tabs"). */
-export function affectedRegions(scope: RefreshScope): { tables: DataTableController[]; card: boolean } {
+export function affectedRegions(scope: RefreshScope): { tables: DataTableController[]; page: boolean } {
   const tables: DataTableController[] = [];
   for (const root of document.querySelectorAll<HTMLElement>('[data-table]')) {
     const table = tableController(root);
@@ -31,36 +41,36 @@ export function affectedRegions(scope: RefreshScope): { tables: DataTableControl
     const page = shownPage(root, table);
     if (scope.some((c) => affectsPage(c, page))) tables.push(table);
   }
-  const cardId = document.querySelector<HTMLElement>('#battlecard')?.dataset.competitorId;
-  const card =
-    cardId !== undefined &&
-    (scope === 'all' || scope.some((c) => c.competitorId === cardId || c.effect.scope === 'list'));
-  return { tables, card };
+  const page = competitorRegions().some(
+    (region) => scope === 'all' || scope.some((c) => altersRegion(c, region)),
+  );
+  return { tables, page };
 }
 
 /** True when a live change means work for this page: a region it alters, or a drag-sorted list. */
 export const wouldRefresh = (scope: RefreshScope): boolean => {
-  const { tables, card } = affectedRegions(scope);
-  return tables.length > 0 || card || hasSortables();
+  const { tables, page } = affectedRegions(scope);
+  return tables.length > 0 || page || hasSortables();
 };
 
 /**
  * Shows a change without a page reload: the data tables it can alter refresh their region (keeping
- * search, sort, page and scroll), and the battlecard is swapped from a fresh copy of the page.
+ * search, sort, page and scroll), and a competitor's regions (battlecard, history) are swapped from a fresh
+ * copy of the page.
  */
 export async function refreshRegions(scope: RefreshScope = 'all'): Promise<void> {
   const affected = affectedRegions(scope);
   const tables = affected.tables.map((table) => table.reload());
-  const refreshCard = affected.card
+  const refreshPage = affected.page
     ? fetch(location.href, { headers: xhrHeaders, credentials: 'same-origin' }).then(async (r) => {
         // The battlecard's competitor is gone (deleted meanwhile): its page answers 404.
         if (r.status === 404 && markCardDeleted()) return;
         if (!r.ok) throw new Error(`${r.status}`);
-        swapCard(new DOMParser().parseFromString(await r.text(), 'text/html'));
+        swapRegions(new DOMParser().parseFromString(await r.text(), 'text/html'));
       })
     : undefined;
   // Drag-sorted lists re-render themselves, after any drop in progress.
-  const pending = [...tables, refreshCard, refreshSortables()].filter(
+  const pending = [...tables, refreshPage, refreshSortables()].filter(
     (p): p is Promise<void> => p !== undefined,
   );
   await Promise.all(
@@ -91,12 +101,16 @@ function markCardDeleted(): boolean {
   return true;
 }
 
-function swapCard(doc: Document): boolean {
-  const card = document.querySelector<HTMLElement>('#battlecard');
-  const fresh = doc.querySelector('#battlecard');
-  if (!card || !fresh) return false;
-  replaceKeepingFocus(card, document.importNode(fresh, true));
-  return true;
+/** Swaps each competitor region on screen for its fresh copy in `doc`, and takes its title (a rename). */
+function swapRegions(doc: Document): void {
+  let swapped = false;
+  for (const region of competitorRegions()) {
+    const fresh = region.id ? doc.getElementById(region.id) : null;
+    if (!fresh) continue;
+    replaceKeepingFocus(region, document.importNode(fresh, true));
+    swapped = true;
+  }
+  if (swapped && doc.title) document.title = doc.title;
 }
 
 /**
@@ -110,7 +124,7 @@ export async function applyRendered(html: string): Promise<void> {
     const table = tableController(root);
     if (table && !table.showRendered(doc)) stale.push(table.reload());
   }
-  swapCard(doc);
+  swapRegions(doc);
   await Promise.all(stale);
 }
 

@@ -99,7 +99,8 @@ export function BattlecardPage({ page, competitor }: { page: PageContext; compet
   const role = page.user?.role;
   return (
     <Layout page={page} title={competitor.name}>
-      <div className="page-header">
+      {/* Live regions (web/client/refresh-regions.ts): a colleague's rename reaches the heading too. */}
+      <div className="page-header" id="battlecard-header" data-live-competitor={competitor.id}>
         <h1>{competitor.name}</h1>
         <div className="row-actions no-print">
           <button type="button" className="button" data-print="#battlecard">
@@ -117,7 +118,10 @@ export function BattlecardPage({ page, competitor }: { page: PageContext; compet
           )}
         </div>
       </div>
-      <Battlecard competitor={competitor} canEditNotes={can(role, 'notes.edit')} />
+      {/* The card shows the rank, which moves with changes to other competitors. */}
+      <div id="battlecard-region" data-live-competitor={competitor.id} data-live-list="">
+        <Battlecard competitor={competitor} canEditNotes={can(role, 'notes.edit')} />
+      </div>
     </Layout>
   );
 }

@@ -63,17 +63,21 @@ export function HistoryPage(props: HistoryProps) {
   const first = (history.page - 1) * perPage + 1;
   return (
     <Layout page={page} title={`History of ${name}`}>
-      <div className="page-header">
-        <h1>History of {name}</h1>
-        {!deleted && (
-          <a className="button" href={`/competitors/${competitorId}`}>
-            Back to the battlecard
-          </a>
+      {/* Live regions (web/client/refresh-regions.ts): a colleague's note change, rename or delete shows here;
+          the filter form between them keeps what the viewer is typing. */}
+      <div id="history-header" data-live-competitor={competitorId}>
+        <div className="page-header">
+          <h1>History of {name}</h1>
+          {!deleted && (
+            <a className="button" href={`/competitors/${competitorId}`}>
+              Back to the battlecard
+            </a>
+          )}
+        </div>
+        {deleted && (
+          <p className="historical-banner">This competitor was deleted. Its history stays reviewable.</p>
         )}
       </div>
-      {deleted && (
-        <p className="historical-banner">This competitor was deleted. Its history stays reviewable.</p>
-      )}
       <form method="get" className="table-toolbar" action={path}>
         {perPage !== DEFAULT_PER_PAGE && <input type="hidden" name="perPage" value={perPage} />}
         <label>
@@ -108,51 +112,53 @@ export function HistoryPage(props: HistoryProps) {
         </p>
       )}
 
-      {asOf && (
-        <section aria-labelledby="as-of-heading" className="as-of">
-          <p className="historical-banner" role="note" id="as-of-heading">
-            Historical view: the battlecard as it was at {formatTime(asOf.at.toISOString())}. This is not the
-            current state.
-          </p>
-          {asOf.card ? (
-            <Battlecard competitor={asOf.card} canEditNotes={false} />
-          ) : (
-            <p>{name} did not exist at that moment.</p>
-          )}
-        </section>
-      )}
+      <div id="history-changes" data-live-competitor={competitorId}>
+        {asOf && (
+          <section aria-labelledby="as-of-heading" className="as-of">
+            <p className="historical-banner" role="note" id="as-of-heading">
+              Historical view: the battlecard as it was at {formatTime(asOf.at.toISOString())}. This is not
+              the current state.
+            </p>
+            {asOf.card ? (
+              <Battlecard competitor={asOf.card} canEditNotes={false} />
+            ) : (
+              <p>{name} did not exist at that moment.</p>
+            )}
+          </section>
+        )}
 
-      <h2>Note changes</h2>
-      {versions.length === 0 ? (
-        <p className="field__hint">No note changes{column ? ` to ${column}` : ''} yet.</p>
-      ) : (
-        <p className="data-table__count" data-history-count>
-          {total === 1
-            ? '1 change'
-            : `${formatNumber(first)}–${formatNumber(first + versions.length - 1)} of ${formatNumber(total)} changes, newest first`}
-        </p>
-      )}
-      {versions.length > 0 && (
-        <ol className="history-list" start={first}>
-          {versions.map((v, i) => (
-            <li
-              key={`${v.column}-${v.noteVersion}`}
-              className="note-card"
-              data-history-entry={`${v.column}:${v.noteVersion}`}
-            >
-              <h3>
-                {noteLabels[v.column as keyof typeof noteLabels] ?? v.column} · version {v.noteVersion}
-              </h3>
-              <p className="note-card__meta">
-                {v.actorName},{' '}
-                <time dateTime={v.changedAt.toISOString()}>{formatTime(v.changedAt.toISOString())}</time>
-              </p>
-              <Diff parts={diffs[i] ?? []} />
-            </li>
-          ))}
-        </ol>
-      )}
-      <Pagination page={history.page} lastPage={Math.ceil(total / perPage)} href={hrefOf} />
+        <h2>Note changes</h2>
+        {versions.length === 0 ? (
+          <p className="field__hint">No note changes{column ? ` to ${column}` : ''} yet.</p>
+        ) : (
+          <p className="data-table__count" data-history-count>
+            {total === 1
+              ? '1 change'
+              : `${formatNumber(first)}–${formatNumber(first + versions.length - 1)} of ${formatNumber(total)} changes, newest first`}
+          </p>
+        )}
+        {versions.length > 0 && (
+          <ol className="history-list" start={first}>
+            {versions.map((v, i) => (
+              <li
+                key={`${v.column}-${v.noteVersion}`}
+                className="note-card"
+                data-history-entry={`${v.column}:${v.noteVersion}`}
+              >
+                <h3>
+                  {noteLabels[v.column as keyof typeof noteLabels] ?? v.column} · version {v.noteVersion}
+                </h3>
+                <p className="note-card__meta">
+                  {v.actorName},{' '}
+                  <time dateTime={v.changedAt.toISOString()}>{formatTime(v.changedAt.toISOString())}</time>
+                </p>
+                <Diff parts={diffs[i] ?? []} />
+              </li>
+            ))}
+          </ol>
+        )}
+        <Pagination page={history.page} lastPage={Math.ceil(total / perPage)} href={hrefOf} />
+      </div>
     </Layout>
   );
 }

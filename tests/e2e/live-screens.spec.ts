@@ -1,0 +1,71 @@
+import { expect, test } from './support/fixtures.ts';
+import { addCompetitor, putNote } from './support/competitors.ts';
+import { withTwoSignedIn } from './support/two-sessions.ts';
+
+/* Live updates screen by screen, beyond the table (live.spec.ts): what an open page shows of a colleague's change. */
+
+test.describe('live updates on every screen', () => {
+  // Two sessions and their sign-ins (scrypt): generous on a busy two-core machine.
+  test.setTimeout(90_000);
+
+  test("an open note history shows a colleague's note change without a reload, and catches up after being offline", async ({
+    browser,
+    server,
+  }) => {
+    await withTwoSignedIn(browser, server.url, async (a, b, ids) => {
+      const stamp = Date.now();
+      const id = await addCompetitor(a, server.url, `History Live ${stamp}`);
+      ids.push(id);
+      await putNote(a, server.url, id, 'pricing', `First price ${stamp}`);
+      await b.goto(`${server.url}/competitors/${id}/history`);
+      await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
+      await expect(b.locator('[data-history-entry]')).toHaveCount(1);
+      // Bob has started choosing a moment to look at: what he typed stays.
+      const asOf = b.getByLabel('As of (UTC)');
+      await asOf.fill('2020-01-02T03:04:05');
+
+      await putNote(a, server.url, id, 'pricing', `Second price ${stamp}`);
+      await expect(b.locator('[data-history-entry="pricing:2"]')).toContainText(`Second price ${stamp}`);
+      await expect(b.locator('[data-history-count]')).toHaveText('1–2 of 2 changes, newest first');
+      await expect(asOf).toHaveValue('2020-01-02T03:04:05');
+
+      // Offline while Alice writes again: back online, the page catches up from where it was.
+      await b.context().setOffline(true);
+      await putNote(a, server.url, id, 'general', `While away ${stamp}`);
+      await b.context().setOffline(false);
+      await expect(b.locator('[data-history-entry="general:1"]')).toContainText(`While away ${stamp}`);
+    });
+  });
+
+  test("an open battlecard takes a colleague's rename: its heading and the tab's title, not only the facts", async ({
+    browser,
+    server,
+  }) => {
+    await withTwoSignedIn(browser, server.url, async (a, b, ids) => {
+      const stamp = Date.now();
+      const name = `Card Name ${stamp}`;
+      const id = await addCompetitor(a, server.url, name);
+      ids.push(id);
+      await b.goto(`${server.url}/competitors/${id}`);
+      await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
+      await expect(b.getByRole('heading', { level: 1 })).toHaveText(name);
+
+      // Alice renames it and raises its threat through the edit form.
+      await a.goto(`${server.url}/competitors/${id}/edit`);
+      await a.getByLabel('Name').fill(`${name} Renamed`);
+      await a.getByLabel('Threat').selectOption('high');
+      await a.getByRole('button', { name: 'Save changes' }).click();
+      await expect(a).toHaveURL(`${server.url}/competitors/${id}`);
+
+      await expect(b.locator('#battlecard .battlecard__facts')).toContainText('high');
+      await expect(b.getByRole('heading', { level: 1 })).toHaveText(`${name} Renamed`);
+      await expect(b).toHaveTitle(`${name} Renamed · Rivals`);
+      // The page's own buttons still work after the swap.
+      await expect(b.getByRole('button', { name: 'Print battlecard' })).toBeVisible();
+      await expect(b.getByRole('link', { name: 'History' })).toHaveAttribute(
+        'href',
+        `/competitors/${id}/history`,
+      );
+    });
+  });
+});
