@@ -32,6 +32,11 @@ export type CompetitorState =
        * live in the ordering stream, which is where the current segment is decided. */
       fields: CompetitorFields;
       version: number;
+      /**
+       * The version at which `fields` last changed. An edit form is stale only if they changed after it
+       * was opened: a note written meanwhile (which the form does not show) is no reason to refuse it.
+       */
+      fieldsVersion: number;
       notes: Record<NoteColumn, NoteState>;
     };
 
@@ -66,13 +71,15 @@ export const competitorDecider: Decider<CompetitorStreamCommand, CompetitorEvent
           competitorId: event.data.competitorId,
           fields: fieldsOf(event.data),
           version: event.streamVersion,
+          fieldsVersion: event.streamVersion,
           notes: emptyNotes(),
         };
       case 'CompetitorUpdated': {
         if (state.status === 'absent') return state;
         // Only version 1 events carry a segment; later segment changes live in the ordering stream.
         const segmentId = event.data.segmentId ?? state.fields.segmentId;
-        return { ...state, fields: fieldsOf({ ...event.data, segmentId }), version: event.streamVersion };
+        const fields = fieldsOf({ ...event.data, segmentId });
+        return { ...state, fields, version: event.streamVersion, fieldsVersion: event.streamVersion };
       }
       case 'CompetitorNoteUpdated': {
         if (state.status === 'absent') return state;
@@ -111,7 +118,10 @@ export const competitorDecider: Decider<CompetitorStreamCommand, CompetitorEvent
       case 'UpdateCompetitor': {
         if (state.status !== 'live') return missing(state);
         const { expectedVersion, competitorId } = command.payload;
-        if (expectedVersion !== undefined && expectedVersion !== state.version) {
+        const stale =
+          expectedVersion !== undefined &&
+          (expectedVersion < state.fieldsVersion || expectedVersion > state.version);
+        if (stale) {
           return reject(
             'conflict',
             'Someone else changed this competitor after you opened the form. Reload to see their changes.',

@@ -68,4 +68,40 @@ test.describe('live updates on every screen', () => {
       );
     });
   });
+
+  test("an open edit form is saved over a colleague's note edit (the form shows no notes); a colleague's edit of its fields is refused", async ({
+    browser,
+    server,
+  }) => {
+    await withTwoSignedIn(browser, server.url, async (a, b, ids) => {
+      const stamp = Date.now();
+      const name = `Edit Form ${stamp}`;
+      const id = await addCompetitor(a, server.url, name);
+      ids.push(id);
+      await b.goto(`${server.url}/competitors/${id}/edit`);
+      await b.getByLabel('Threat').selectOption('high');
+
+      // Meanwhile Alice writes a note: nothing the form shows.
+      await putNote(a, server.url, id, 'pricing', `Cheaper now ${stamp}`);
+      await b.getByRole('button', { name: 'Save changes' }).click();
+      await expect(b).toHaveURL(`${server.url}/competitors/${id}`);
+      await expect(b.locator('#battlecard .battlecard__facts')).toContainText('high');
+      await expect(b.locator('[data-note-card="pricing"] [data-note-text]')).toHaveText(
+        `Cheaper now ${stamp}`,
+      );
+
+      // A change to what the form shows is still refused, saying why, with what Bob typed kept.
+      await b.goto(`${server.url}/competitors/${id}/edit`);
+      await b.getByLabel('Headquarters').fill('Lisbon');
+      await a.goto(`${server.url}/competitors/${id}/edit`);
+      await a.getByLabel('Name').fill(`${name} Renamed`);
+      await a.getByRole('button', { name: 'Save changes' }).click();
+      await expect(a).toHaveURL(`${server.url}/competitors/${id}`);
+      await b.getByRole('button', { name: 'Save changes' }).click();
+      await expect(
+        b.getByText('Someone else changed this competitor after you opened the form.'),
+      ).toBeVisible();
+      await expect(b.getByLabel('Headquarters')).toHaveValue('Lisbon');
+    });
+  });
 });

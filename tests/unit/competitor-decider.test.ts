@@ -99,10 +99,30 @@ describe('competitor decider', () => {
     expect(state).toMatchObject({ fields: { name: 'Acme 2', segmentId: 'enterprise' } });
   });
 
-  it('rejects an update from a stale form version', () => {
-    const decision = given(competitorDecider, [added, note('x', 1)]).when({
+  it('rejects an update from a form opened before its fields changed', () => {
+    const edited: CompetitorEvent = {
+      type: 'CompetitorUpdated',
+      data: { name: 'Acme 2', website: null, threat: 'high', headquarters: null, competitorId: id },
+    };
+    const decision = given(competitorDecider, [added, note('x', 1), edited]).when({
+      type: 'UpdateCompetitor',
+      payload: { ...fields, competitorId: id, threat: 'low', expectedVersion: 2 },
+    });
+    expect(decision).toMatchObject({ status: 'rejected', code: 'conflict' });
+  });
+
+  it('saves a form opened before a note changed: notes are not among the fields it shows', () => {
+    const decision = given(competitorDecider, [added, note('x', 1), note('y', 2)]).when({
       type: 'UpdateCompetitor',
       payload: { ...fields, competitorId: id, threat: 'low', expectedVersion: 1 },
+    });
+    expect(decision).toMatchObject({ events: [{ type: 'CompetitorUpdated', data: { threat: 'low' } }] });
+  });
+
+  it('rejects a form version the competitor never had', () => {
+    const decision = given(competitorDecider, [added]).when({
+      type: 'UpdateCompetitor',
+      payload: { ...fields, competitorId: id, threat: 'low', expectedVersion: 2 },
     });
     expect(decision).toMatchObject({ status: 'rejected', code: 'conflict' });
   });
