@@ -112,7 +112,8 @@ async function start(
       parts.server ? 'worker started; health on /healthz and /readyz' : 'worker started; no health endpoint',
     );
   }
-  if (runtime.runner && parts.realtime) parts.stopFeeds.push(startChangeFeed(runtime.runner, parts.realtime));
+  if (runtime.runner && parts.realtime)
+    parts.stopFeeds.push(startChangeFeed(runtime.runner, parts.realtime, { db: runtime.db.pool, log }));
   if (runtime.runner) parts.stopFeeds.push(startUserFeed(runtime.runner, signals));
 }
 

@@ -1,5 +1,6 @@
 import { expect, test } from './support/fixtures.ts';
-import { addCompetitor, putNote } from './support/competitors.ts';
+import { addCompetitor, deleteCompetitor, putNote } from './support/competitors.ts';
+import { signIn } from './support/sign-in.ts';
 import { withTwoSignedIn } from './support/two-sessions.ts';
 
 /* Live updates screen by screen, beyond the table (live.spec.ts): what an open page shows of a colleague's change. */
@@ -103,5 +104,43 @@ test.describe('live updates on every screen', () => {
       ).toBeVisible();
       await expect(b.getByLabel('Headquarters')).toHaveValue('Lisbon');
     });
+  });
+
+  test("a colleague's note edit is announced with the competitor it is on, wherever the viewer is", async ({
+    browser,
+    server,
+  }) => {
+    const admin = await browser.newContext();
+    const colleague = await browser.newContext();
+    let id = '';
+    const a = await admin.newPage();
+    try {
+      await signIn(a, server.url);
+      const stamp = Date.now();
+      const name = `Noted Co ${stamp}`;
+      id = await addCompetitor(a, server.url, name);
+      const email = `ada-${stamp}@rivals.test`;
+      await a.goto(`${server.url}/users/new`);
+      await a.getByLabel('Email').fill(email);
+      await a.getByLabel('Name').fill('Ada Lovelace');
+      await a.getByLabel('Role').selectOption('editor');
+      await a.getByLabel('Password').fill('ada-password-1234');
+      await a.getByRole('button', { name: 'Add user' }).click();
+      await expect(a.getByText('Ada Lovelace can now sign in as editor.')).toBeVisible();
+      const c = await colleague.newPage();
+      await signIn(c, server.url, email, 'ada-password-1234');
+
+      // The admin looks at the ranking: the note is not on screen, so the notice is all they learn.
+      await a.goto(`${server.url}/ranking`);
+      await expect(a.locator('html')).toHaveAttribute('data-live', 'connected');
+      await putNote(c, server.url, id, 'weaknesses', `Slow support ${stamp}`);
+      await expect(a.locator('[data-notices]')).toContainText(
+        `Ada Lovelace: Edited the weaknesses note (version 1): Slow support ${stamp} (${name})`,
+      );
+    } finally {
+      if (id) await deleteCompetitor(a, server.url, id);
+      await admin.close();
+      await colleague.close();
+    }
   });
 });

@@ -1,8 +1,11 @@
 import { isCompetitorEvent } from '#events/competitor/events.ts';
 import type { RecordedEvent } from '#events/envelope.ts';
+import type { Queryable } from '#infra/db/database.ts';
+import type { Logger } from '#infra/logger.ts';
 import { orderingEventTypes } from '#events/ordering/events.ts';
 import { auditLine, type AuditedEvent } from '#projections/audit-log/audit-summary.ts';
 import { listEffectOf } from '#projections/competitor-list/change-effects.ts';
+import { competitorNames } from '#projections/competitor-list/competitor-names.queries.ts';
 import type { ProjectionRunner } from '#projections/runner.ts';
 import type { ChangeMessage } from './change-message.ts';
 import { COMPETITORS_ROOM, type Realtime } from './realtime.server.ts';
@@ -13,15 +16,25 @@ const TOUCHED = 500;
 /** Reorders change what the ranking, board and table show too. */
 const orderingTypes = new Set<string>(orderingEventTypes);
 
-export function changeMessage(events: readonly RecordedEvent[]): ChangeMessage | undefined {
-  const relevant = events.filter((e) => isCompetitorEvent(e) || orderingTypes.has(e.type)) as AuditedEvent[];
+const relevantOf = (events: readonly RecordedEvent[]) =>
+  events.filter((e) => isCompetitorEvent(e) || orderingTypes.has(e.type)) as AuditedEvent[];
+
+/**
+ * `names`: competitors' names for the changes whose events do not carry one (a note edit), so the notice
+ * says whose note it was.
+ */
+export function changeMessage(
+  events: readonly RecordedEvent[],
+  names: ReadonlyMap<string, string> = new Map(),
+): ChangeMessage | undefined {
+  const relevant = relevantOf(events);
   if (relevant.length === 0) return undefined;
   const changes = relevant.slice(-SHOWN).map((event) => {
     const line = auditLine(event, () => undefined);
     return {
       type: event.type,
       competitorId: line.competitorId,
-      competitorName: line.competitorName,
+      competitorName: line.competitorName ?? names.get(line.competitorId ?? '') ?? null,
       actorId: event.metadata.actor.id,
       commandId: event.metadata.commandId,
       actorName: event.metadata.actor.name,
@@ -45,14 +58,37 @@ const competitorIdOf = (event: RecordedEvent): string | null => {
   return typeof data.competitorId === 'string' ? data.competitorId : null;
 };
 
+/** The competitors of the described changes whose events name none. */
+function unnamed(events: readonly RecordedEvent[]): string[] {
+  const ids = relevantOf(events)
+    .slice(-SHOWN)
+    .map((event) => auditLine(event, () => undefined))
+    .filter((line) => line.competitorName === null && line.competitorId !== null)
+    .map((line) => line.competitorId as string);
+  return [...new Set(ids)];
+}
+
 /**
  * The reactor: after a competitor-list batch commits (so the change is visible), tell every browser in
  * the room. Projections never broadcast and replays never call reactors, so a rebuild stays silent.
+ * Names missing from the events are read from the list first; messages still go out in commit order.
  */
-export function startChangeFeed(runner: ProjectionRunner, realtime: Realtime): () => void {
+export function startChangeFeed(
+  runner: ProjectionRunner,
+  realtime: Realtime,
+  deps: { db: Queryable; log: Logger },
+): () => void {
+  let sending = Promise.resolve();
   return runner.onCommitted((projection, events) => {
     if (projection !== 'competitor-list') return;
-    const message = changeMessage(events);
-    if (message) realtime.broadcast(COMPETITORS_ROOM, 'change', message);
+    sending = sending.then(async () => {
+      const names = await competitorNames(deps.db, unnamed(events)).catch((error: unknown) => {
+        // The notice then names no competitor; the change itself is still announced.
+        deps.log.warn({ err: error }, 'could not read competitor names for a live notice');
+        return new Map<string, string>();
+      });
+      const message = changeMessage(events, names);
+      if (message) realtime.broadcast(COMPETITORS_ROOM, 'change', message);
+    });
   });
 }
