@@ -1,3 +1,4 @@
+import type { Page, WebSocketRoute } from '@playwright/test';
 import { expect, test } from './support/fixtures.ts';
 import { addCompetitor, deleteCompetitor, putNote } from './support/competitors.ts';
 import { signIn } from './support/sign-in.ts';
@@ -18,6 +19,7 @@ test.describe('live updates on every screen', () => {
       const id = await addCompetitor(a, server.url, `History Live ${stamp}`);
       ids.push(id);
       await putNote(a, server.url, id, 'pricing', `First price ${stamp}`);
+      const socket = await cuttableSocket(b);
       await b.goto(`${server.url}/competitors/${id}/history`);
       await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
       await expect(b.locator('[data-history-entry]')).toHaveCount(1);
@@ -30,9 +32,13 @@ test.describe('live updates on every screen', () => {
       await expect(b.locator('[data-history-count]')).toHaveText('1–2 of 2 changes, newest first');
       await expect(asOf).toHaveValue('2020-01-02T03:04:05');
 
-      // Offline while Alice writes again: back online, the page catches up from where it was.
+      // Offline while Alice writes again (the socket dropped too): back online, the page catches up.
       await b.context().setOffline(true);
+      await socket.cut();
+      await expect(b.locator('html')).toHaveAttribute('data-live', 'disconnected');
       await putNote(a, server.url, id, 'general', `While away ${stamp}`);
+      await expect(b.locator('[data-history-entry="general:1"]')).toHaveCount(0);
+      socket.restore();
       await b.context().setOffline(false);
       await expect(b.locator('[data-history-entry="general:1"]')).toContainText(`While away ${stamp}`);
     });
@@ -106,6 +112,63 @@ test.describe('live updates on every screen', () => {
     });
   });
 
+  test('every screen left open while offline catches up once back: table, battlecard, ranking, board and audit log', async ({
+    browser,
+    server,
+  }) => {
+    await withTwoSignedIn(browser, server.url, async (a, b, ids) => {
+      const stamp = Date.now();
+      const name = `Away Co ${stamp}`;
+      const id = await addCompetitor(a, server.url, name);
+      ids.push(id);
+      const screens = {
+        table: `/competitors?search=${encodeURIComponent(`Co ${stamp}`)}`,
+        card: `/competitors/${id}`,
+        ranking: '/ranking',
+        board: '/segments',
+        audit: '/audit',
+      };
+      const pages: Record<string, Page> = {};
+      const sockets: { restore(): void }[] = [];
+      for (const [screen, path] of Object.entries(screens)) {
+        const page = screen === 'table' ? b : await b.context().newPage();
+        pages[screen] = page;
+        const socket = await cuttableSocket(page);
+        sockets.push(socket);
+        await page.goto(`${server.url}${path}`);
+        await expect(page.locator('html')).toHaveAttribute('data-live', 'connected');
+        await socket.cut();
+        await expect(page.locator('html')).toHaveAttribute('data-live', 'disconnected');
+      }
+      await b.context().setOffline(true);
+
+      // While Bob is away, Alice renames the competitor and adds another.
+      await a.goto(`${server.url}/competitors/${id}/edit`);
+      await a.getByLabel('Name').fill(`${name} Renamed`);
+      await a.getByRole('button', { name: 'Save changes' }).click();
+      await expect(a).toHaveURL(`${server.url}/competitors/${id}`);
+      const added = `Arrived Co ${stamp}`;
+      ids.push(await addCompetitor(a, server.url, added));
+      await expect(pages.table!.locator('[data-row-id]')).toHaveCount(1);
+
+      // Back online: each page's next try reconnects (the proxy lets it through again) and catches up.
+      for (const socket of sockets) socket.restore();
+      await b.context().setOffline(false);
+      await expect(pages.table!.locator(`[data-row-id="${id}"]`)).toContainText(`${name} Renamed`);
+      await expect(pages.table!.locator(`[data-row-id="${ids[1]}"]`)).toContainText(added);
+      await expect(pages.card!.getByRole('heading', { level: 1 })).toHaveText(`${name} Renamed`);
+      for (const screen of ['ranking', 'board'] as const) {
+        const page = pages[screen]!;
+        await expect(page.locator(`.sortable-item[data-id="${id}"]`)).toContainText(`${name} Renamed`);
+        await expect(page.locator(`.sortable-item[data-id="${ids[1]}"]`)).toHaveCount(1);
+        await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
+      }
+      await expect(
+        pages.audit!.getByRole('cell', { name: `Added ${added} (smb, medium threat)` }),
+      ).toBeVisible();
+    });
+  });
+
   test("a colleague's note edit is announced with the competitor it is on, wherever the viewer is", async ({
     browser,
     server,
@@ -144,3 +207,28 @@ test.describe('live updates on every screen', () => {
     }
   });
 });
+
+/**
+ * The page's live socket, through a proxy the test can cut: Chromium's offline emulation leaves an open
+ * WebSocket open (and its messages flowing), so a page "offline" that way would not miss anything.
+ * While cut, the page's attempts to reconnect are closed at once, as a restarting server's would be.
+ */
+async function cuttableSocket(page: Page) {
+  let cut = false;
+  const open = new Set<WebSocketRoute>();
+  await page.routeWebSocket(/\/socket\.io\//, (ws) => {
+    if (cut) return void ws.close();
+    ws.connectToServer();
+    open.add(ws);
+  });
+  return {
+    async cut() {
+      cut = true;
+      await Promise.all([...open].map((ws) => ws.close()));
+      open.clear();
+    },
+    restore() {
+      cut = false;
+    },
+  };
+}
