@@ -6,6 +6,7 @@ import { lastKnownName } from '#projections/audit-log/audit-log.queries.ts';
 import { competitorAsOf } from '#projections/competitor-list/competitor-as-of.ts';
 import { findCompetitor } from '#projections/competitor-list/competitor-list.queries.ts';
 import { noteHistory } from '#projections/note-history/note-history.queries.ts';
+import { catchUpWithList } from '../../realtime/caught-up.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import { HistoryPage } from './history.page.tsx';
@@ -38,6 +39,7 @@ export const historyRoutes: RouteDef[] = [
       column: ctx.query.column || undefined,
       asOf: ctx.query.asOf || undefined,
     });
+    await catchUpWithList(ctx, deps, ['note-history', 'audit-log']);
     const current = await findCompetitor(deps.db.pool, id);
     const name = current?.name ?? (await lastKnownName(deps.db.pool, id));
     if (!name) throw new NotFoundError('No such competitor.');

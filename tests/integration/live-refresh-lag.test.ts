@@ -1,0 +1,54 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditLogProjection } from '#projections/audit-log/audit-log.projection.ts';
+import { competitorListProjection } from '#projections/competitor-list/competitor-list.projection.ts';
+import { noteHistoryProjection } from '#projections/note-history/note-history.projection.ts';
+import { databaseBackends } from '#tests/support/environment.ts';
+import { envelope } from '#tests/support/runtime-pieces.ts';
+import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
+import type { TestClient } from '#tests/support/test-client.ts';
+
+/**
+ * Browsers hear of a change once the competitor list has projected it, and then refetch what they show.
+ * The note history and the audit log are other read models, projected on their own: a live refresh of
+ * those pages must not read them before they have caught up, or it shows the page as it was and nothing
+ * brings the change later (the page's position says it is up to date).
+ */
+describe.each(databaseBackends)('a live refresh of the history and audit pages on %s', (backend) => {
+  let app: TestApp;
+  let admin: TestClient;
+
+  beforeAll(async () => {
+    app = await startTestApp(backend);
+    admin = await app.client('admin');
+  });
+  afterAll(() => app.close());
+
+  it('waits until their read models have caught up with the competitor list', async () => {
+    const runner = app.runtime.runner;
+    if (!runner) throw new Error('the test app projects');
+    const { rows } = await app.db.pool.query<{ id: string }>('SELECT id FROM competitor_list LIMIT 1');
+    const id = rows[0]?.id ?? '';
+    const text = `Lagging-note-${Date.now()}`;
+    await runner.stop();
+    try {
+      await app.runtime.route(
+        envelope({
+          type: 'UpdateCompetitorNote',
+          payload: { competitorId: id, column: 'pricing', value: text },
+        }),
+      );
+      // The list has it (so the browsers are told); the history and the audit log not yet.
+      await runner.catchUp(competitorListProjection);
+      const history = admin.get(`/competitors/${id}/history`, { xhr: true });
+      const audit = admin.get('/audit', { xhr: true });
+      await sleep(300);
+      await runner.catchUp(noteHistoryProjection);
+      await runner.catchUp(auditLogProjection);
+      expect(await (await history).text()).toContain(text);
+      expect(await (await audit).text()).toContain(text);
+    } finally {
+      await runner.start();
+    }
+  });
+});
