@@ -16,6 +16,9 @@ export default defineConfig({
   expect: { timeout: 10_000 },
   reporter: [['list'], ['./tests/support/playwright-count-reporter.ts']],
   use: {
+    // Pages write times on the browser's clock: one zone for every spec unless it sets its own, whatever
+    // the machine's is.
+    timezoneId: 'UTC',
     trace: 'retain-on-failure',
     screenshot: 'only-on-failure',
   },

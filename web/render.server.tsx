@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import type { ReactElement } from 'react';
 import { renderToString } from 'react-dom/server';
 import type { PageContext } from './pages/page-context.ts';
+import { TIME_ZONE_COOKIE, timeZoneOfCookie } from './components/time-zone.ts';
 
 /** The request's view of the layout's needs; filled in by middleware. */
 export function pageContext(ctx: Context): PageContext {
@@ -12,6 +13,7 @@ export function pageContext(ctx: Context): PageContext {
     path: ctx.path,
     flash: (ctx.state.flash as PageContext['flash'] | undefined) ?? [],
     assets: ctx.state.assets as PageContext['assets'],
+    timeZone: timeZoneOfCookie(ctx.cookies.get(TIME_ZONE_COOKIE)),
   };
 }
 

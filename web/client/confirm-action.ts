@@ -49,6 +49,8 @@ function refreshProblem(response: Response | undefined, every: number): string |
   return `the server answered ${response.status}. ${again}`;
 }
 
+const clockTime = new Intl.DateTimeFormat('en-GB', { timeStyle: 'long', hourCycle: 'h23' });
+
 /**
  * Says above the region that its figures stopped updating, since when and why (kept from the first
  * failure while the reason stays the same), or removes that once a refresh works again.
@@ -65,7 +67,8 @@ function showStale(region: HTMLElement, problem: string | undefined): void {
     notice.setAttribute('role', 'status');
     region.before(notice);
   }
-  const since = notice.dataset.since ?? `${new Date().toISOString().slice(11, 19)} UTC`;
+  // On the viewer's clock, as the pages write times (web/components/time-zone.ts): "13:10:05 GMT+9".
+  const since = notice.dataset.since ?? clockTime.format(new Date());
   notice.dataset.since = since;
   notice.dataset.problem = problem;
   notice.textContent = `The figures below stopped updating at ${since}: ${problem}`;

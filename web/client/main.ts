@@ -9,6 +9,7 @@ import { installNotesDialog } from './notes-dialog.ts';
 import { installPrint } from './print.ts';
 import { connectRealtime } from './realtime.ts';
 import { installSortableLists } from './sortable-lists.ts';
+import { rememberTimeZone } from './time-zone-cookie.ts';
 import { installUnsentForms } from './unsent-forms.ts';
 
 /** Hydrates every server-rendered island with the props it was rendered with. */
@@ -26,6 +27,7 @@ async function hydrateIslands(): Promise<void> {
   );
 }
 
+rememberTimeZone();
 installFreshKeys();
 installDataTables();
 installDeleteConfirmation();

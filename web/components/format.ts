@@ -1,4 +1,5 @@
 /** Formatting shared by every page (server-rendered and in the browser): one place, one look. */
+import { isUtc, perZone } from './time-zone.ts';
 
 const dateTime = new Intl.DateTimeFormat('en-GB', {
   dateStyle: 'medium',
@@ -11,13 +12,34 @@ const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sept', 
 
 const twoDigits = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
+const zonedFormat = perZone({
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+  timeZoneName: 'short',
+});
+
 /**
- * A moment as people read it on every page: "22 Nov 2026, 19:30 UTC". Written out by hand: the same
+ * A moment on the viewer's clock (`timeZone`, an IANA name the caller has checked; default UTC), in the
+ * same words as in UTC and with the zone's short name: "22 Nov 2026, 04:30 GMT+9", "21 Nov 2026, 11:30 GMT-8".
+ */
+export function formatTime(iso: string, timeZone = 'UTC'): string {
+  if (isUtc(timeZone)) return formatUtc(iso);
+  const parts = zonedFormat(timeZone).formatToParts(new Date(iso));
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${part('day')} ${part('month')} ${part('year')}, ${part('hour')}:${part('minute')} ${part('timeZoneName')}`;
+}
+
+/**
+ * A moment as people read it in UTC: "22 Nov 2026, 19:30 UTC". Written out by hand: the same
  * text as en-GB's `Intl.DateTimeFormat` (a property test holds them equal) at a tenth of its cost —
  * every table row shows one — and the same in every browser, whatever its ICU says. Years outside
  * 1–9999 and invalid moments go to Intl (which throws for the latter, as before).
  */
-export function formatTime(iso: string): string {
+function formatUtc(iso: string): string {
   const at = new Date(iso);
   const year = at.getUTCFullYear();
   if (!(year >= 1 && year <= 9999)) return `${dateTime.format(at)} UTC`;

@@ -20,4 +20,6 @@ export interface PageContext {
   path: string;
   flash: Flash[];
   assets: { css: string; js: string };
+  /** The viewer's IANA time zone (its browser's, from a cookie; UTC until it has said): times are written in it. */
+  timeZone: string;
 }

@@ -43,6 +43,7 @@ const server = createServer((req, res) => {
     user,
     path: url.pathname,
     flash: [],
+    timeZone: 'UTC',
     assets: { css: '/assets/app.css', js: '/assets/main.js' },
   };
   const html = `<!doctype html>${renderToString(

@@ -79,6 +79,7 @@ function bareServer() {
       user,
       path: url.pathname,
       flash: [],
+      timeZone: 'UTC',
       assets: assetUrls,
     };
     const html = `<!doctype html>${renderToString(<CompetitorListPage page={page} state={state} result={result} />)}`;

@@ -13,12 +13,13 @@ export interface AuditProps {
   lastPage: number;
 }
 
-const columns: Column<AuditRow>[] = [
+/** The columns; times on the viewer's clock (`timeZone`). */
+const auditColumns = (timeZone: string): Column<AuditRow>[] => [
   {
     key: 'time',
     label: 'Time',
     sort: 'time',
-    cell: (r) => <time dateTime={r.at.toISOString()}>{formatTime(r.at.toISOString())}</time>,
+    cell: (r) => <time dateTime={r.at.toISOString()}>{formatTime(r.at.toISOString(), timeZone)}</time>,
   },
   { key: 'actor', label: 'Actor', sort: 'actor', cell: (r) => r.actorName },
   { key: 'type', label: 'Event', sort: 'type', cell: (r) => <code>{r.type}</code> },
@@ -44,7 +45,7 @@ export function AuditTable(props: AuditProps) {
       path="/audit"
       noun="events"
       state={props.state}
-      columns={columns}
+      columns={auditColumns(props.page.timeZone)}
       rows={props.rows}
       count={props.count}
       lastPage={props.lastPage}

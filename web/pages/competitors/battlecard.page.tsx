@@ -10,9 +10,12 @@ import { noteLabels, safeHref, ThreatBadge } from './competitor-table.tsx';
 export function Battlecard({
   competitor: c,
   canEditNotes,
+  timeZone,
 }: {
   competitor: CompetitorRow;
   canEditNotes: boolean;
+  /** The viewer's time zone: times are written on that clock. */
+  timeZone: string;
 }) {
   const website = safeHref(c.website);
   return (
@@ -41,7 +44,7 @@ export function Battlecard({
         <dd>{c.headquarters ?? '—'}</dd>
         <dt>Last updated</dt>
         <dd>
-          <time dateTime={c.updatedAt}>{formatTime(c.updatedAt)}</time>
+          <time dateTime={c.updatedAt}>{formatTime(c.updatedAt, timeZone)}</time>
         </dd>
       </dl>
       <div className="notes-grid">
@@ -84,7 +87,8 @@ export function Battlecard({
               )}
               {meta && (
                 <p className="note-card__meta" data-note-meta>
-                  Last edited by {meta.byName}, <time dateTime={meta.at}>{formatTime(meta.at)}</time>
+                  Last edited by {meta.byName},{' '}
+                  <time dateTime={meta.at}>{formatTime(meta.at, timeZone)}</time>
                 </p>
               )}
             </section>
@@ -120,7 +124,7 @@ export function BattlecardPage({ page, competitor }: { page: PageContext; compet
       </div>
       {/* The card shows the rank, which moves with changes to other competitors. */}
       <div id="battlecard-region" data-live-competitor={competitor.id} data-live-list="">
-        <Battlecard competitor={competitor} canEditNotes={can(role, 'notes.edit')} />
+        <Battlecard competitor={competitor} canEditNotes={can(role, 'notes.edit')} timeZone={page.timeZone} />
       </div>
     </Layout>
   );

@@ -27,6 +27,7 @@ export function CompetitorTable({ page, state, result }: CompetitorListProps) {
         canDelete: can(role, 'competitors.delete'),
         csrfToken: page.csrfToken,
         listQuery: toQueryString(state),
+        timeZone: page.timeZone,
       })}
       rows={result.rows}
       count={result.count}

@@ -56,6 +56,8 @@ export function competitorColumns(options: {
   csrfToken: string;
   /** The table's search, sort, page and rows per page as a query string: a delete comes back to them. */
   listQuery: string;
+  /** The viewer's time zone: the last update is written on that clock. */
+  timeZone: string;
 }): Column<CompetitorRow>[] {
   return [
     {
@@ -94,7 +96,7 @@ export function competitorColumns(options: {
       key: 'updated',
       label: 'Last updated',
       sort: 'updated',
-      cell: (r) => <time dateTime={r.updatedAt}>{formatTime(r.updatedAt)}</time>,
+      cell: (r) => <time dateTime={r.updatedAt}>{formatTime(r.updatedAt, options.timeZone)}</time>,
     },
     {
       key: 'actions',

@@ -6,6 +6,7 @@ import { Pagination } from '../../components/pagination.tsx';
 import { wordDiffs, type DiffPart } from '../../components/word-diff.ts';
 import { Battlecard } from '../competitors/battlecard.page.tsx';
 import { formatNumber, formatTime } from '../../components/format.ts';
+import { zoneLabel } from '../../components/time-zone.ts';
 import { noteLabels } from '../competitors/competitor-table.tsx';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
@@ -22,6 +23,8 @@ export interface HistoryProps {
   asOf?: { at: Date; input: string; card: CompetitorRow | undefined };
   /** The as-of field as it was sent, shown again (also when it named no moment). */
   asOfInput: string;
+  /** The zone the "as of" field is read in (its label says which). */
+  asOfZone: string;
   /** Why the as-of field names no moment, shown under it. */
   asOfError?: string;
 }
@@ -56,6 +59,7 @@ export function HistoryPage(props: HistoryProps) {
     const query = new URLSearchParams();
     if (column) query.set('column', column);
     if (props.asOfInput) query.set('asOf', props.asOfInput);
+    if (props.asOfInput) query.set('tz', props.asOfZone);
     query.set('page', String(pageNumber));
     query.set('perPage', String(perPage));
     return `${path}?${query.toString()}`;
@@ -92,7 +96,7 @@ export function HistoryPage(props: HistoryProps) {
           </select>
         </label>
         <label>
-          As of (UTC){' '}
+          As of ({zoneLabel(props.asOfZone)}){' '}
           <input
             type="datetime-local"
             name="asOf"
@@ -102,6 +106,7 @@ export function HistoryPage(props: HistoryProps) {
             aria-describedby={asOfError ? 'as-of-error' : undefined}
           />
         </label>
+        <input type="hidden" name="tz" value={props.asOfZone} />
         <button type="submit" className="button">
           Show
         </button>
@@ -116,11 +121,11 @@ export function HistoryPage(props: HistoryProps) {
         {asOf && (
           <section aria-labelledby="as-of-heading" className="as-of">
             <p className="historical-banner" role="note" id="as-of-heading">
-              Historical view: the battlecard as it was at {formatTime(asOf.at.toISOString())}. This is not
-              the current state.
+              Historical view: the battlecard as it was at {formatTime(asOf.at.toISOString(), page.timeZone)}.
+              This is not the current state.
             </p>
             {asOf.card ? (
-              <Battlecard competitor={asOf.card} canEditNotes={false} />
+              <Battlecard competitor={asOf.card} canEditNotes={false} timeZone={page.timeZone} />
             ) : (
               <p>{name} did not exist at that moment.</p>
             )}
@@ -150,7 +155,9 @@ export function HistoryPage(props: HistoryProps) {
                 </h3>
                 <p className="note-card__meta">
                   {v.actorName},{' '}
-                  <time dateTime={v.changedAt.toISOString()}>{formatTime(v.changedAt.toISOString())}</time>
+                  <time dateTime={v.changedAt.toISOString()}>
+                    {formatTime(v.changedAt.toISOString(), page.timeZone)}
+                  </time>
                 </p>
                 <Diff parts={diffs[i] ?? []} />
               </li>

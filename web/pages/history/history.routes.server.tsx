@@ -8,6 +8,7 @@ import { findCompetitor } from '#projections/competitor-list/competitor-list.que
 import { noteHistory } from '#projections/note-history/note-history.queries.ts';
 import { catchUpWithList } from '../../realtime/caught-up.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
+import { instantOfWallTime, knownTimeZone, UTC, zoneLabel } from '../../components/time-zone.ts';
 import { route, type RouteDef } from '../../routing.server.ts';
 import { HistoryPage } from './history.page.tsx';
 
@@ -15,20 +16,36 @@ const historyQuery = z.object({
   column: z.enum(noteColumns).optional().catch(undefined),
   // Checked by `momentOf`, which says what is wrong; any other shape (an array) is no moment at all.
   asOf: z.string().optional().catch(undefined),
+  // The zone the "as of" was typed in (the form sends the one it was labelled with): a shared address
+  // means the same moment to whoever opens it. Absent: the viewer's own zone.
+  tz: z.string().optional().catch(undefined),
 });
 
 /**
- * The moment a datetime-local field names (no zone; the form says UTC), or why it names none: the field
- * is typed by hand in some browsers, so "2024-02-30T10:00" or "yesterday" reach us. Not read as the
- * nearest real moment (JavaScript rolls 30 February over to 1 March): the page says what to type.
+ * The moment a datetime-local field names on the clock of `zone` (the form names the zone), or why it
+ * names none: the field is typed by hand in some browsers, so "2024-02-30T10:00" or "yesterday" reach us.
+ * Not read as the nearest real moment (JavaScript rolls 30 February over to 1 March): the page says what
+ * to type. A reading the clocks skip or repeat (daylight saving) is read as instantOfWallTime says.
  */
-export function momentOf(input: string): { at: Date } | { error: string } {
-  const error = `“${input.slice(0, 40)}” is not a date and time. Use the form YYYY-MM-DDTHH:MM (UTC), for example 2024-02-28T14:30.`;
+export function momentOf(input: string, zone = UTC): { at: Date } | { error: string } {
+  const error = `“${input.slice(0, 40)}” is not a date and time. Use the form YYYY-MM-DDTHH:MM (${zoneLabel(zone)}), for example 2024-02-28T14:30.`;
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(input) || input.startsWith('0000')) return { error };
   const full = input.length === 16 ? `${input}:00` : input;
-  const at = new Date(`${full}.000Z`);
+  const wall = new Date(`${full}.000Z`);
   // A date that does not exist (30 February, 25:00) reads back as another one.
-  return !Number.isNaN(at.getTime()) && at.toISOString().slice(0, 19) === full ? { at } : { error };
+  if (Number.isNaN(wall.getTime()) || wall.toISOString().slice(0, 19) !== full) return { error };
+  return { at: instantOfWallTime(wall, zone) };
+}
+
+/** The zone an "as of" is read in: the one the address names, else the viewer's; or why there is none. */
+function asOfZone(named: string | undefined, viewer: string): { zone: string } | { error: string } {
+  if (named === undefined) return { zone: viewer };
+  const zone = knownTimeZone(named);
+  return zone
+    ? { zone }
+    : {
+        error: `“${named.slice(0, 40)}” is not a time zone. Use a name such as Europe/Berlin or UTC, or leave it out for your own.`,
+      };
 }
 
 export const historyRoutes: RouteDef[] = [
@@ -38,8 +55,12 @@ export const historyRoutes: RouteDef[] = [
     const query = historyQuery.parse({
       column: ctx.query.column || undefined,
       asOf: ctx.query.asOf || undefined,
+      tz: ctx.query.tz || undefined,
     });
     await catchUpWithList(ctx, deps, ['note-history', 'audit-log']);
+    const context = pageContext(ctx);
+    const zoneOrError = asOfZone(query.tz, context.timeZone);
+    const zone = 'zone' in zoneOrError ? zoneOrError.zone : context.timeZone;
     const current = await findCompetitor(deps.db.pool, id);
     const name = current?.name ?? (await lastKnownName(deps.db.pool, id));
     if (!name) throw new NotFoundError('No such competitor.');
@@ -47,7 +68,7 @@ export const historyRoutes: RouteDef[] = [
     // history of long notes made a page of many megabytes.
     const { page, perPage } = parseTableState(ctx.query, []);
     const history = await noteHistory(deps.db.pool, id, { column: query.column, page, perPage });
-    const moment = query.asOf ? momentOf(query.asOf) : undefined;
+    const moment = 'error' in zoneOrError ? zoneOrError : query.asOf ? momentOf(query.asOf, zone) : undefined;
     const asOf =
       moment && 'at' in moment
         ? {
@@ -59,7 +80,7 @@ export const historyRoutes: RouteDef[] = [
     renderHtml(
       ctx,
       <HistoryPage
-        page={pageContext(ctx)}
+        page={context}
         competitorId={id}
         name={name}
         deleted={!current}
@@ -68,6 +89,7 @@ export const historyRoutes: RouteDef[] = [
         perPage={perPage}
         asOf={asOf}
         asOfInput={query.asOf ?? ''}
+        asOfZone={zone}
         asOfError={moment && 'error' in moment ? moment.error : undefined}
       />,
       // The page still shows, with the field as typed and what to type instead.

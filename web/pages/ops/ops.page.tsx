@@ -128,7 +128,7 @@ function Disagreements({ disagreements }: { disagreements: Disagreement[] }) {
 }
 
 /** The live processes and the shared settings each runs with. */
-function Instances({ instances }: { instances: LiveInstance[] }) {
+function Instances({ instances, timeZone }: { instances: LiveInstance[]; timeZone: string }) {
   return (
     <ScrollRegion label="Instances">
       <table className="simple-table">
@@ -142,8 +142,8 @@ function Instances({ instances }: { instances: LiveInstance[] }) {
               <td>{i.role}</td>
               <td>{i.sessionKey ? `fingerprint ${i.sessionKey}` : '— (signs no sessions)'}</td>
               <td>{i.redisPrefix === null ? '— (no Redis)' : <code>{i.redisPrefix}</code>}</td>
-              <td>{formatTime(i.startedAt.toISOString())}</td>
-              <td>{formatTime(i.seenAt.toISOString())}</td>
+              <td>{formatTime(i.startedAt.toISOString(), timeZone)}</td>
+              <td>{formatTime(i.seenAt.toISOString(), timeZone)}</td>
             </tr>
           ))}
         </tbody>
@@ -168,7 +168,16 @@ function ColumnHeads({ names }: { names: string[] }) {
 }
 
 /** The part of /ops that refreshes itself. */
-export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrfToken: string }) {
+export function OpsStatusRegion({
+  status,
+  csrfToken,
+  timeZone,
+}: {
+  status: OpsStatus;
+  csrfToken: string;
+  /** The viewer's time zone: times are written on that clock. */
+  timeZone: string;
+}) {
   const peak = Math.max(...status.perMinute, 0);
   return (
     <div id="ops-status" data-refresh-every="5000">
@@ -227,7 +236,7 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
                 <td>{n(status.head)}</td>
                 <td>{n(p.lag)}</td>
                 <td>{seconds(p.lagSeconds)}</td>
-                <td>{p.updatedAt ? formatTime(p.updatedAt.toISOString()) : 'never'}</td>
+                <td>{p.updatedAt ? formatTime(p.updatedAt.toISOString(), timeZone) : 'never'}</td>
               </tr>
             ))}
           </tbody>
@@ -237,7 +246,7 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
       {status.instances.length === 0 ? (
         <p className="field__hint">No instance has reported in the last 30 seconds.</p>
       ) : (
-        <Instances instances={status.instances} />
+        <Instances instances={status.instances} timeZone={timeZone} />
       )}
       <h2>Dead letters</h2>
       {status.deadLetters.length === 0 ? (
@@ -259,7 +268,7 @@ export function OpsStatusRegion({ status, csrfToken }: { status: OpsStatus; csrf
                       <code>{d.envelope?.command.type ?? 'unreadable entry'}</code>
                       {d.envelope ? (
                         <div className="field__hint">
-                          by {d.envelope.actor.name}, {formatTime(d.envelope.at)}
+                          by {d.envelope.actor.name}, {formatTime(d.envelope.at, timeZone)}
                         </div>
                       ) : null}
                     </td>
@@ -288,7 +297,7 @@ export function OpsPage({ page, status }: { page: PageContext; status: OpsStatus
   return (
     <Layout page={page} title="Operations">
       <h1>Operations</h1>
-      <OpsStatusRegion status={status} csrfToken={page.csrfToken} />
+      <OpsStatusRegion status={status} csrfToken={page.csrfToken} timeZone={page.timeZone} />
     </Layout>
   );
 }

@@ -44,7 +44,12 @@ function userColumns(page: PageContext): Column<UserRow>[] {
       ),
     },
     { key: 'status', label: 'Status', cell: (u) => (u.disabled ? 'Disabled' : 'Active') },
-    { key: 'created', label: 'Added', sort: 'created', cell: (u) => formatTime(u.createdAt.toISOString()) },
+    {
+      key: 'created',
+      label: 'Added',
+      sort: 'created',
+      cell: (u) => formatTime(u.createdAt.toISOString(), page.timeZone),
+    },
     {
       key: 'actions',
       label: 'Actions',
