@@ -137,3 +137,101 @@ test.describe('in Tokyo', () => {
     await expect(notice).toContainText(/stopped updating at \d{2}:\d{2}:\d{2} GMT\+9:/);
   });
 });
+
+test.describe('printing', () => {
+  type Printed = Window & { __printedHtml?: string };
+
+  test('the printed battlecard names the competitor, and long text is wrapped, not cut, at A4 and Letter', async ({
+    page,
+    server,
+  }) => {
+    await page.addInitScript(() => {
+      // window.print blocks in a real browser: keep what was printed and stop the reload that follows.
+      const w = window as Printed;
+      w.print = () => {
+        w.__printedHtml = document.body.innerHTML;
+        throw new Error('printed');
+      };
+    });
+    await signIn(page, server.url);
+    const name = `${'W'.repeat(80)}مرحبا🚀${Date.now()}`.slice(0, 120);
+    const id = await addCompetitor(page, server.url, name);
+    const long = 'Strong renewal pricing 🚀 شركة منافسة قوية في السوق '.repeat(400).slice(0, 9_990);
+    for (const column of ['strengths', 'weaknesses', 'pricing', 'general'])
+      await putNote(page, server.url, id, column, `${long}\nEND-${column}`);
+    await gotoReady(page, `${server.url}/competitors/${id}`);
+    page.on('pageerror', () => undefined);
+    await page.getByRole('button', { name: 'Print battlecard' }).click();
+    await expect.poll(() => page.evaluate(() => (window as Printed).__printedHtml ?? '')).not.toBe('');
+    await page.evaluate(() => (document.body.innerHTML = (window as Printed).__printedHtml ?? ''));
+    await page.emulateMedia({ media: 'print' });
+    await expect(page.getByRole('heading', { level: 1 })).toHaveText(name);
+    for (const width of [718, 740]) {
+      // A4 and Letter less the print dialog's default margins.
+      await page.setViewportSize({ width, height: 1000 });
+      const clipped = await page.evaluate(() =>
+        [...document.body.querySelectorAll('*')]
+          .filter(
+            (e) =>
+              e.clientWidth > 1 &&
+              e.scrollWidth > e.clientWidth + 1 &&
+              getComputedStyle(e).overflowX !== 'visible',
+          )
+          .map((e) => e.outerHTML.slice(0, 80)),
+      );
+      expect(clipped).toEqual([]);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+    }
+  });
+
+  test('a printed table shows every column on the page instead of cutting them off in a scroll box', async ({
+    page,
+    server,
+  }) => {
+    await signIn(page, server.url);
+    await addCompetitor(page, server.url, `${'N'.repeat(100)}${Date.now()}`.slice(0, 120));
+    for (const path of ['/competitors', '/audit', '/users']) {
+      await page.emulateMedia({ media: 'screen' });
+      await gotoReady(page, `${server.url}${path}`);
+      await page.emulateMedia({ media: 'print' });
+      await page.setViewportSize({ width: 718, height: 1000 });
+      const clipped = await page.evaluate(() =>
+        [...document.querySelectorAll('main *')]
+          .filter(
+            (e) =>
+              e.clientWidth > 1 &&
+              e.scrollWidth > e.clientWidth + 1 &&
+              getComputedStyle(e).overflowX !== 'visible',
+          )
+          .map((e) => `${e.className}: ${e.scrollWidth} > ${e.clientWidth}`),
+      );
+      expect(clipped, path).toEqual([]);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(718);
+      // No text runs past the paper's edge (text cut short on purpose, with an ellipsis, aside).
+      const pastTheEdge = await page.evaluate(() => {
+        const walker = document.createTreeWalker(
+          document.querySelector('main') ?? document.body,
+          NodeFilter.SHOW_TEXT,
+        );
+        const past: string[] = [];
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const parent = node.parentElement;
+          if (!parent || parent.closest('.sr-only') || !node.textContent?.trim()) continue;
+          if (getComputedStyle(parent).textOverflow === 'ellipsis') continue;
+          const range = document.createRange();
+          range.selectNodeContents(node);
+          const { right, width } = range.getBoundingClientRect();
+          if (width > 0 && right > document.documentElement.clientWidth + 1)
+            past.push(node.textContent.slice(0, 40));
+        }
+        return past;
+      });
+      expect(pastTheEdge, path).toEqual([]);
+      // Controls that do nothing on paper are left out.
+      for (const control of ['Search', 'Add competitor', 'Next'])
+        await expect(
+          page.getByRole('button', { name: control }).or(page.getByRole('link', { name: control })),
+        ).toBeHidden();
+    }
+  });
+});

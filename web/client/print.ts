@@ -1,6 +1,7 @@
 /**
  * docs/behaviour.md §9: printing replaces the page with the chosen element's content, opens the print dialog,
- * restores the page, then reloads it. Nodes are moved, never re-parsed from HTML strings.
+ * restores the page, then reloads it. Nodes are moved, never re-parsed from HTML strings. What is marked
+ * `.no-print` (the element's own buttons) is left out of the copy, so the printed page holds only what prints.
  */
 export function installPrint(): void {
   document.addEventListener('click', (event) => {
@@ -10,7 +11,9 @@ export function installPrint(): void {
     if (!target) return;
     const saved = document.createDocumentFragment();
     while (document.body.firstChild) saved.appendChild(document.body.firstChild);
-    document.body.appendChild(target.cloneNode(true));
+    const copy = target.cloneNode(true) as Element;
+    for (const hidden of copy.querySelectorAll('.no-print')) hidden.remove();
+    document.body.appendChild(copy);
     window.print();
     document.body.replaceChildren(saved);
     location.reload();

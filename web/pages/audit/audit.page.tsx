@@ -34,7 +34,7 @@ const auditColumns = (timeZone: string): Column<AuditRow>[] => [
         '—'
       ),
   },
-  { key: 'summary', label: 'What changed', cell: (r) => r.summary },
+  { key: 'summary', label: 'What changed', className: 'col-text', cell: (r) => r.summary },
 ];
 
 export function AuditTable(props: AuditProps) {

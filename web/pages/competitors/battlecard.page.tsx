@@ -103,29 +103,36 @@ export function BattlecardPage({ page, competitor }: { page: PageContext; compet
   const role = page.user?.role;
   return (
     <Layout page={page} title={competitor.name}>
-      {/* Live regions (web/client/refresh-regions.ts): a colleague's rename reaches the heading too. */}
-      <div className="page-header" id="battlecard-header" data-live-competitor={competitor.id}>
-        <h1>{competitor.name}</h1>
-        <div className="row-actions no-print">
-          <button type="button" className="button" data-print="#battlecard">
-            Print battlecard
-          </button>
-          {can(role, 'history.view') && (
-            <a className="button" href={`/competitors/${competitor.id}/history`}>
-              History
-            </a>
-          )}
-          {can(role, 'competitors.edit') && (
-            <a className="button" href={`/competitors/${competitor.id}/edit`}>
-              Edit
-            </a>
-          )}
+      {/* What the Print button prints: the card under its name (a printed card said whose it was nowhere).
+          Live regions inside it (web/client/refresh-regions.ts): a colleague's rename reaches the heading too. */}
+      <article className="battlecard-sheet" id="battlecard-sheet" aria-labelledby="battlecard-name">
+        <div className="page-header" id="battlecard-header" data-live-competitor={competitor.id}>
+          <h1 id="battlecard-name">{competitor.name}</h1>
+          <div className="row-actions no-print">
+            <button type="button" className="button" data-print="#battlecard-sheet">
+              Print battlecard
+            </button>
+            {can(role, 'history.view') && (
+              <a className="button" href={`/competitors/${competitor.id}/history`}>
+                History
+              </a>
+            )}
+            {can(role, 'competitors.edit') && (
+              <a className="button" href={`/competitors/${competitor.id}/edit`}>
+                Edit
+              </a>
+            )}
+          </div>
         </div>
-      </div>
-      {/* The card shows the rank, which moves with changes to other competitors. */}
-      <div id="battlecard-region" data-live-competitor={competitor.id} data-live-list="">
-        <Battlecard competitor={competitor} canEditNotes={can(role, 'notes.edit')} timeZone={page.timeZone} />
-      </div>
+        {/* The card shows the rank, which moves with changes to other competitors. */}
+        <div id="battlecard-region" data-live-competitor={competitor.id} data-live-list="">
+          <Battlecard
+            competitor={competitor}
+            canEditNotes={can(role, 'notes.edit')}
+            timeZone={page.timeZone}
+          />
+        </div>
+      </article>
     </Layout>
   );
 }

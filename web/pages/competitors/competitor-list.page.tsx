@@ -44,7 +44,7 @@ export function CompetitorListPage(props: CompetitorListProps) {
       <div className="page-header">
         <h1>Competitors</h1>
         {canAdd && (
-          <a className="button button--primary" href="/competitors/new">
+          <a className="button button--primary no-print" href="/competitors/new">
             Add competitor
           </a>
         )}

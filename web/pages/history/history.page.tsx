@@ -73,7 +73,7 @@ export function HistoryPage(props: HistoryProps) {
         <div className="page-header">
           <h1>History of {name}</h1>
           {!deleted && (
-            <a className="button" href={`/competitors/${competitorId}`}>
+            <a className="button no-print" href={`/competitors/${competitorId}`}>
               Back to the battlecard
             </a>
           )}
