@@ -119,6 +119,24 @@ test.describe('in Tokyo', () => {
     expect(response?.status()).toBe(400);
     await expect(page.getByRole('alert')).toContainText('“Mars/Olympus_Mons” is not a time zone');
   });
+  test('an "as of" that has not come yet shows the card as it is now, and says so', async ({
+    page,
+    server,
+  }) => {
+    await signIn(page, server.url);
+    const id = await addCompetitor(page, server.url, `Future ${Date.now()}`);
+    await putNote(page, server.url, id, 'general', 'Current note');
+    const nextYear = new Date().getUTCFullYear() + 1;
+    await gotoReady(page, `${server.url}/competitors/${id}/history?asOf=${nextYear}-06-01T09:00`);
+    const banner = page.locator('.as-of .historical-banner');
+    await expect(banner).toHaveText(
+      `1 Jun ${nextYear}, 09:00 GMT+9 has not come yet: this is the battlecard as it is now.`,
+    );
+    await expect(page.locator('.as-of [data-note-card="general"] [data-note-text]')).toHaveText(
+      'Current note',
+    );
+  });
+
   test("/ops says on the viewer's clock since when its figures stopped updating", async ({
     page,
     server,

@@ -20,7 +20,7 @@ export interface HistoryProps {
   /** One page of versions, newest first. */
   history: NoteHistoryPage;
   perPage: number;
-  asOf?: { at: Date; input: string; card: CompetitorRow | undefined };
+  asOf?: { at: Date; input: string; card: CompetitorRow | undefined; future: boolean };
   /** The as-of field as it was sent, shown again (also when it named no moment). */
   asOfInput: string;
   /** The zone the "as of" field is read in (its label says which). */
@@ -121,8 +121,17 @@ export function HistoryPage(props: HistoryProps) {
         {asOf && (
           <section aria-labelledby="as-of-heading" className="as-of">
             <p className="historical-banner" role="note" id="as-of-heading">
-              Historical view: the battlecard as it was at {formatTime(asOf.at.toISOString(), page.timeZone)}.
-              This is not the current state.
+              {asOf.future ? (
+                <>
+                  {formatTime(asOf.at.toISOString(), page.timeZone)} has not come yet: this is the battlecard
+                  as it is now.
+                </>
+              ) : (
+                <>
+                  Historical view: the battlecard as it was at{' '}
+                  {formatTime(asOf.at.toISOString(), page.timeZone)}. This is not the current state.
+                </>
+              )}
             </p>
             {asOf.card ? (
               <Battlecard competitor={asOf.card} canEditNotes={false} timeZone={page.timeZone} />

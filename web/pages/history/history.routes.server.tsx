@@ -74,6 +74,8 @@ export const historyRoutes: RouteDef[] = [
         ? {
             at: moment.at,
             input: query.asOf ?? '',
+            // Read after the moment: a later change is not in the card, so "as it is now" holds.
+            future: moment.at.getTime() > Date.now(),
             card: await competitorAsOf(deps.store, deps.db.pool, id, moment.at),
           }
         : undefined;
