@@ -356,7 +356,8 @@ async function finish(
   let differences: number | null = null;
   let rows: number;
   if (options.dryRun) {
-    if (!limited(limits)) await options.catchUpLive?.(projection);
+    // The live tables as they are now, whatever the limit: the count is of what differs from them.
+    await options.catchUpLive?.(projection);
     options.onPhase?.(name, 'comparing');
     ({ differences, rows } = await withTransaction(db.pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`projection:${name}`]);
