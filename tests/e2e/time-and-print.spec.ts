@@ -56,6 +56,8 @@ test.describe('in Tokyo', () => {
     page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
     page.on('pageerror', (e) => errors.push(e.message));
     await signIn(page, server.url);
+    // The first page after signing in already writes Tokyo time (the sign-in page told the server).
+    await expect(page.locator('#competitors-table tbody time').first()).toHaveText(/ GMT\+9$/);
     const id = await addCompetitor(page, server.url, `Tokyo Time ${Date.now()}`);
     await putNote(page, server.url, id, 'pricing', 'First price list');
     await gotoReady(page, `${server.url}/competitors/${id}/history`);
