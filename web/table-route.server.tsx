@@ -52,7 +52,7 @@ export async function renderTableRoute<S extends string, R extends { page: numbe
   if (!isXhr(ctx)) return renderHtml(ctx, options.page(props));
   // A refresh that would render what the browser already has answers 304 without rendering (live
   // updates make many tabs ask again; most get the same rows). The tag covers everything the fragment
-  // is made of: the rows, the state, who asks and their form token.
+  // is made of: the rows, the state, who asks, their form token and the time zone its times are in.
   const tag = fragmentTag(ctx, props.state, result);
   ctx.set('ETag', tag);
   ctx.set('Cache-Control', 'private, no-cache');
@@ -65,9 +65,9 @@ export async function renderTableRoute<S extends string, R extends { page: numbe
 }
 
 function fragmentTag(ctx: RouterContext, state: TableState, result: unknown): string {
-  const { user, csrfToken } = pageContext(ctx);
+  const { user, csrfToken, timeZone } = pageContext(ctx);
   const hash = createHash('sha256')
-    .update(JSON.stringify([ctx.path, state, user?.id, user?.role, csrfToken, result]))
+    .update(JSON.stringify([ctx.path, state, user?.id, user?.role, csrfToken, timeZone, result]))
     .digest('base64url')
     .slice(0, 27);
   return `W/"${hash}"`;

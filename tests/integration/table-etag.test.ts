@@ -6,8 +6,8 @@ import type { TestClient } from '#tests/support/test-client.ts';
 
 /**
  * A table refresh the browser already has is answered 304 without rendering (live updates make many
- * tabs ask again, most for the same rows): the tag covers the rows, the state, the user and their form
- * token, so any change to what the fragment shows — or who asks — gets the full answer.
+ * tabs ask again, most for the same rows): the tag covers the rows, the state, the user, their form
+ * token and their time zone, so any change to what the fragment shows — or who asks — gets the full answer.
  */
 describe.each(databaseBackends)('table refreshes by ETag on %s', (backend) => {
   let app: TestApp;
@@ -56,6 +56,20 @@ describe.each(databaseBackends)('table refreshes by ETag on %s', (backend) => {
     expect(changed.status).toBe(200);
     expect(changed.headers.get('etag')).not.toBe(tag);
     expect(await changed.text()).toContain(note);
+  });
+
+  it("does not answer 304 once the viewer's clock is another zone: the rows' times are written in it", async () => {
+    editor.cookies.set('rivals_tz', 'UTC');
+    const utc = await editor.get(view, { xhr: true });
+    const tag = utc.headers.get('etag') ?? '';
+    editor.cookies.set('rivals_tz', encodeURIComponent('Asia/Tokyo'));
+    try {
+      const tokyo = await editor.get(view, { xhr: true, headers: { 'If-None-Match': tag } });
+      expect(tokyo.status).toBe(200);
+      expect(await tokyo.text()).toContain('GMT+9');
+    } finally {
+      editor.cookies.delete('rivals_tz');
+    }
   });
 
   it('does not answer 304 to another user holding the tag, nor tag full pages', async () => {
