@@ -8,6 +8,7 @@ import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { can } from '#events/user/permissions.ts';
 import { changeNotice, dispatchAndWaitVisible } from '../../commands.server.ts';
+import { catchUpWithList } from '../../realtime/caught-up.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import type { SessionUser } from '../page-context.ts';
@@ -111,6 +112,8 @@ export const orderingRoutes: RouteDef[] = [
   }),
 
   route('GET', '/segments', 'segments.view', async (ctx, deps) => {
+    // The order of segments is the board's own read model: a live refresh waits for it to catch up.
+    await catchUpWithList(ctx, deps, ['segment-board']);
     const view = await loadBoard(deps, can(role(ctx), 'segments.reorder'));
     renderHtml(ctx, <SegmentsPage page={pageContext(ctx)} view={view} />);
   }),
