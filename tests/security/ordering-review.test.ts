@@ -209,8 +209,11 @@ describe.each(databaseBackends)('the "as of" battlecard on %s', (backend) => {
       new RegExp(`<dt>${label}</dt><dd>([^<]*)</dd>`).exec(html)?.[1];
     const live = await (await editor.get(`/competitors/${id}`)).text();
     expect(fact(live, 'Segment')).toBe('SMB');
-    // A moment after the move: the card as it was then is the card as it is now.
-    const later = new Date(Date.now() + 3_600_000).toISOString().slice(0, 19);
+    // A moment after the move, once it has passed (a moment still to come shows the card as it is now,
+    // under its own banner): the card as it was then is the card as it is now.
+    const moment = Math.ceil((Date.now() + 1) / 1000) * 1000;
+    await sleep(moment - Date.now() + 50);
+    const later = new Date(moment).toISOString().slice(0, 19);
     const asOf = await (await editor.get(`/competitors/${id}/history?asOf=${later}`)).text();
     expect(asOf).toContain('Historical view');
     expect(fact(asOf, 'Segment')).toBe('SMB');
