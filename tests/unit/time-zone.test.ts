@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatTime } from '#web/components/format.ts';
-import { instantOfWallTime, knownTimeZone, timeZoneOfCookie, zoneLabel } from '#web/components/time-zone.ts';
+import { formatTime, zonedTimeParts } from '#web/components/format.ts';
+import {
+  instantOfWallTime,
+  isUtc,
+  knownTimeZone,
+  timeZoneOfCookie,
+  zoneLabel,
+} from '#web/components/time-zone.ts';
 import { momentOf } from '#web/pages/history/history.routes.server.tsx';
 
 const wall = (reading: string) => new Date(`${reading}Z`);
@@ -81,6 +87,29 @@ describe('the viewer’s zone', () => {
     expect(knownTimeZone('x'.repeat(200))).toBeUndefined();
     expect(zoneLabel('Etc/UTC')).toBe('UTC');
     expect(zoneLabel('Europe/Berlin')).toBe('Europe/Berlin');
+  });
+
+  it('writes "day month year, hh:mm zone" in every zone the runtime knows, for any moment in years 1–9999', () => {
+    const zones = Intl.supportedValuesOf('timeZone');
+    const parts = new Map(
+      zones.map((zone) => [zone, new Intl.DateTimeFormat('en-GB', { ...zonedTimeParts, timeZone: zone })]),
+    );
+    const moments = fc.date({
+      min: new Date('0001-01-01T00:00:00Z'),
+      max: new Date('9999-12-31T23:59:59Z'),
+      noInvalidDate: true,
+    });
+    fc.assert(
+      fc.property(fc.constantFrom(...zones), moments, (zone, at) => {
+        const of = (parts.get(zone) as Intl.DateTimeFormat).formatToParts(at);
+        const part = (type: Intl.DateTimeFormatPartTypes) => of.find((p) => p.type === type)?.value ?? '';
+        const expected = isUtc(zone)
+          ? formatTime(at.toISOString())
+          : `${part('day')} ${part('month')} ${part('year')}, ${part('hour')}:${part('minute')} ${part('timeZoneName')}`;
+        expect(formatTime(at.toISOString(), zone)).toBe(expected);
+      }),
+      { numRuns: 20_000 },
+    );
   });
 
   it('is the clock times are written on, with its short name', () => {

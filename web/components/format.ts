@@ -12,7 +12,8 @@ const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sept', 
 
 const twoDigits = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
-const zonedFormat = perZone({
+/** The parts a time outside UTC is written with (en-GB): "26 Nov 2026, 13:10 GMT+9". */
+export const zonedTimeParts: Intl.DateTimeFormatOptions = {
   day: 'numeric',
   month: 'short',
   year: 'numeric',
@@ -20,7 +21,9 @@ const zonedFormat = perZone({
   minute: '2-digit',
   hourCycle: 'h23',
   timeZoneName: 'short',
-});
+};
+
+const zonedFormat = perZone(zonedTimeParts);
 
 /**
  * A moment on the viewer's clock (`timeZone`, an IANA name the caller has checked; default UTC), in the
@@ -28,9 +31,9 @@ const zonedFormat = perZone({
  */
 export function formatTime(iso: string, timeZone = 'UTC'): string {
   if (isUtc(timeZone)) return formatUtc(iso);
-  const parts = zonedFormat(timeZone).formatToParts(new Date(iso));
-  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
-  return `${part('day')} ${part('month')} ${part('year')}, ${part('hour')}:${part('minute')} ${part('timeZoneName')}`;
+  // en-GB writes these parts as "d MMM y, HH:mm z" (a property test holds it for every zone the runtime
+  // knows): `format` at about a quarter of the cost of assembling `formatToParts`.
+  return zonedFormat(timeZone).format(new Date(iso));
 }
 
 /**
