@@ -244,15 +244,34 @@ test('the notes dialog and the delete confirmation have no WCAG 2.1 A/AA violati
   const { id, name } = await tableOfThrowaway(page, server.url, 'A11y Dialog');
   const dialog = page.getByRole('dialog');
 
-  await page.getByRole('button', { name: `Pricing note (empty) for ${name}`, exact: true }).click();
+  const opener = page.getByRole('button', { name: `Pricing note (empty) for ${name}`, exact: true });
+  await opener.click();
   await expect(dialog.locator('textarea')).toBeFocused();
   await expectNoViolations(page, 'notes dialog');
+  // The page behind is inert, not only hidden from screen readers: nothing there takes focus.
+  const behind = await page.evaluate(() => {
+    const container = document.querySelector('.swal2-container');
+    const others = Array.from(document.body.children).filter((e) => e !== container);
+    const link = others.flatMap((e) => Array.from(e.querySelectorAll<HTMLElement>('a[href]')))[0];
+    link?.focus();
+    return {
+      inert: others.every((e) => (e as HTMLElement).inert),
+      count: others.length,
+      tried: link !== undefined,
+      focusLeftDialog: !container?.contains(document.activeElement),
+    };
+  });
+  expect(behind).toEqual({ inert: true, count: behind.count, tried: true, focusLeftDialog: false });
+  expect(behind.count).toBeGreaterThan(0);
   // With its validation message shown.
   await dialog.getByRole('button', { name: 'Save', exact: true }).click();
   await expect(dialog.locator('.swal2-validation-message')).toHaveText('Value is required!');
   await expectNoViolations(page, 'notes dialog with "Value is required!"');
   await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
   await expect(dialog).toBeHidden();
+  // Closed, the page is whole again, and focus is back on the button that opened the dialog.
+  await expect(opener).toBeFocused();
+  expect(await page.evaluate(() => document.querySelectorAll('[inert]').length)).toBe(0);
 
   await page.getByRole('button', { name: `Delete ${name}`, exact: true }).click();
   await expect(dialog).toContainText('Are you sure?');
