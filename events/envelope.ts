@@ -48,6 +48,12 @@ export interface RecordedEvent<T extends string = string, D = unknown> extends N
 /** A union of decided events, each as stored: keeps the type ↔ data correlation for `switch`. */
 export type Recorded<E extends NewEvent> = E extends NewEvent ? E & RecordedMeta : never;
 
+/**
+ * When the event's command was accepted (ms since the epoch): the time every page shows for a change,
+ * and the clock a past state ("as of", `replay --to-time`) is read on (docs/decisions/0020).
+ */
+export const acceptedAt = (event: RecordedMeta): number => Date.parse(event.metadata.at);
+
 /** Total order of the commit-safe log: by transaction, then position. */
 export function compareCheckpoints(a: Checkpoint, b: Checkpoint): number {
   const ta = BigInt(a.transactionId);

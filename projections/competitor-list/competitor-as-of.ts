@@ -1,5 +1,5 @@
 import type { CompetitorEvent } from '#events/competitor/events.ts';
-import type { Recorded, RecordedEvent } from '#events/envelope.ts';
+import { acceptedAt, type Recorded, type RecordedEvent } from '#events/envelope.ts';
 import type { OrderingEvent } from '#events/ordering/events.ts';
 import type { EventLogReader } from '#events/store/event-log-reader.ts';
 import { competitorStream, orderingStream } from '#events/streams.ts';
@@ -9,9 +9,10 @@ import { evolveCompetitorRow, type CompetitorRow } from './competitor-row.ts';
 type Moved = Recorded<Extract<OrderingEvent, { type: 'CompetitorMovedToSegment' }>>;
 
 /**
- * The competitor as it was at `at`, folded from its own events recorded up to then with the same pure
+ * The competitor as it was at `at`, folded from its own events accepted up to then with the same pure
  * function the live projection uses, and its board moves (the ordering stream) in log order between
- * them. Rank is a property of the whole list, so it is not reconstructed (0: the card shows none).
+ * them. "Then" is on the clock the pages show: when the command was accepted (`metadata.at`), not when
+ * a worker stored it, which can be much later (docs/decisions/0020-as-of-on-the-accepted-clock.md). Rank is a property of the whole list, so it is not reconstructed (0: the card shows none).
  * Undefined when the competitor did not exist (yet, or any more) at that moment.
  */
 export async function competitorAsOf(
@@ -27,7 +28,7 @@ export async function competitorAsOf(
   const { rows } = await db.query<{ id: string; name: string }>('SELECT id, name FROM segment_board');
   const segments = new Map(rows.map((r) => [r.id, r.name]));
   const segmentName = (id: string) => segments.get(id) ?? id;
-  const until = (list: readonly RecordedEvent[]) => list.filter((e) => e.recordedAt <= at);
+  const until = (list: readonly RecordedEvent[]) => list.filter((e) => acceptedAt(e) <= at.getTime());
   const steps = [...until(events), ...until(moves)].sort((a, b) => a.position - b.position);
   let row: CompetitorRow | null | undefined;
   for (const event of steps) {

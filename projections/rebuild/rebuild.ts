@@ -1,4 +1,10 @@
-import { compareCheckpoints, startOfLog, type Checkpoint, type RecordedEvent } from '#events/envelope.ts';
+import {
+  acceptedAt,
+  compareCheckpoints,
+  startOfLog,
+  type Checkpoint,
+  type RecordedEvent,
+} from '#events/envelope.ts';
 import type { EventLogReader } from '#events/store/event-log-reader.ts';
 import { withTransaction, type Database, type Queryable } from '#infra/db/database.ts';
 import { shadowTables, type Projection } from '../projection.ts';
@@ -17,7 +23,11 @@ import {
 export interface RebuildOptions {
   /** Stop after this position (a point-in-time rebuild); default: everything committed. */
   toPosition?: number;
-  /** Stop at events recorded after this time. */
+  /**
+   * Leave out events whose command was accepted after this time: the clock the pages show and the
+   * history's "as of" reads (docs/decisions/0020). Not a stop: a worker can store a change accepted
+   * before the time after later ones, so the pass reads on to the newest event.
+   */
   toTime?: Date;
   /** Build and compare with the live tables; change nothing. */
   dryRun?: boolean;
@@ -166,16 +176,19 @@ async function openJob(
 async function countByType(db: Queryable, limits: Limits): Promise<Map<string, number>> {
   const { rows } = await db.query<{ type: string; n: number }>(
     `SELECT type, count(*)::int AS n FROM events
-     WHERE ($1::bigint IS NULL OR position <= $1) AND ($2::timestamptz IS NULL OR recorded_at <= $2)
+     WHERE ($1::bigint IS NULL OR position <= $1)
+       AND ($2::timestamptz IS NULL OR (metadata->>'at')::timestamptz <= $2)
      GROUP BY type`,
     [limits.toPosition, limits.toTime],
   );
   return new Map(rows.map((r) => [r.type, r.n]));
 }
 
+const pastPosition = (event: RecordedEvent, limits: Limits): boolean =>
+  limits.toPosition !== null && event.position > limits.toPosition;
+
 const withinLimits = (event: RecordedEvent, limits: Limits): boolean =>
-  (limits.toPosition === null || event.position <= limits.toPosition) &&
-  (limits.toTime === null || event.recordedAt <= new Date(limits.toTime));
+  !pastPosition(event, limits) && (limits.toTime === null || acceptedAt(event) <= Date.parse(limits.toTime));
 
 const limited = (limits: Limits) => limits.toPosition !== null || limits.toTime !== null;
 
@@ -200,9 +213,11 @@ async function readBatch(
 ): Promise<Batch> {
   const { events: read, scannedTo } = await store.readTypes(cursor, types, batchSize, db.pool);
   const events = read.filter((e) => withinLimits(e, limits));
-  const stop = events.length < read.length;
-  let next: Checkpoint = events.at(-1) ?? cursor;
-  if (!stop && !limited(limits) && scannedTo && compareCheckpoints(scannedTo, next) > 0) next = scannedTo;
+  // Only a position stops the pass; events accepted after --to-time are skipped, and read past.
+  const stop = read.some((e) => pastPosition(e, limits));
+  let next: Checkpoint = (stop ? events : read).at(-1) ?? cursor;
+  if (!stop && limits.toPosition === null && scannedTo && compareCheckpoints(scannedTo, next) > 0)
+    next = scannedTo;
   return { events, next, full: read.length === batchSize, stop, scannedTo };
 }
 

@@ -65,7 +65,7 @@ export function register(program: Command): void {
     )
     .option(
       '--to-time <time>',
-      'with --dry-run: stop before events recorded after this time',
+      'with --dry-run: leave out events accepted after this time (the time the pages show)',
       onlyOnce(isoTime),
     )
     .option('--dry-run', 'build and compare with the live tables, change nothing')
