@@ -1,5 +1,6 @@
+import type { Queryable } from '#infra/db/database.ts';
 import { defineProjection } from '../projection.ts';
-import { auditLine, type AuditedEvent, type Subject } from './audit-summary.ts';
+import { auditLine, namesSegments, type AuditedEvent, type Subject } from './audit-summary.ts';
 
 export const auditedTypes = [
   'CompetitorAdded',
@@ -25,11 +26,14 @@ export const auditedTypes = [
 const subjectId = (e: AuditedEvent): string | undefined =>
   'competitorId' in e.data ? e.data.competitorId : 'userId' in e.data ? e.data.userId : undefined;
 
-/** Every event as one line of the audit log, with who, when, and a readable summary. */
+/**
+ * Every event as one line of the audit log, with who, when, and a readable summary.
+ * Version 2: segments by name, not id (an install built by version 1 rebuilds at its next start).
+ */
 export const auditLogProjection = defineProjection({
   name: 'audit-log',
-  version: 1,
-  tables: ['audit_log', 'audit_log_subjects'],
+  version: 2,
+  tables: ['audit_log', 'audit_log_subjects', 'audit_log_segments'],
   handles: auditedTypes,
 
   async apply(db, events, tables) {
@@ -41,8 +45,13 @@ export const auditLogProjection = defineProjection({
     );
     const subjects = new Map<string, Subject>(rows.map((r) => [r.id, { name: r.name, fields: r.fields }]));
     const changed = new Map<string, Subject>();
+    const segments = await segmentNames(db, tables.audit_log_segments, audited);
     const lines = audited.map((event) => {
-      const line = auditLine(event, (id) => subjects.get(id));
+      const line = auditLine(
+        event,
+        (id) => subjects.get(id),
+        (id) => segments.get(id),
+      );
       if (line.subject) {
         const { id, ...subject } = line.subject;
         subjects.set(id, subject);
@@ -77,3 +86,26 @@ export const auditLogProjection = defineProjection({
     }
   },
 });
+
+/**
+ * The names of the segments the batch's lines may name: every one seen so far (a handful), with those
+ * the batch adds, which are stored for later batches.
+ */
+async function segmentNames(
+  db: Queryable,
+  table: string,
+  events: readonly AuditedEvent[],
+): Promise<Map<string, string>> {
+  const added = events.flatMap((e) =>
+    e.type === 'SegmentAdded' ? [{ id: e.data.segmentId, name: e.data.name }] : [],
+  );
+  if (added.length > 0)
+    await db.query(
+      `INSERT INTO ${table} (id, name) SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id text, name text)
+       ON CONFLICT (id) DO NOTHING`,
+      [JSON.stringify(added)],
+    );
+  if (!events.some((e) => namesSegments(e.type))) return new Map();
+  const { rows } = await db.query<{ id: string; name: string }>(`SELECT id, name FROM ${table}`);
+  return new Map(rows.map((r) => [r.id, r.name]));
+}

@@ -52,8 +52,29 @@ const fieldLabels: Record<CompetitorFieldName, string> = {
 
 const show = (v: string | null | undefined) => (v ? `“${v}”` : 'nothing');
 
-/** Pure: the one-line summary of an event, given what was known of its subject before it. */
-export function auditLine(event: AuditedEvent, known: (id: string) => Subject | undefined): AuditLine {
+const segmentNaming = new Set([
+  'CompetitorAdded',
+  'CompetitorUpdated',
+  'CompetitorMovedToSegment',
+  'SegmentsReordered',
+]);
+
+/** Whether the summary of an event of this type names a segment. */
+export const namesSegments = (type: string): boolean => segmentNaming.has(type);
+
+/** Segments are named by the id in events; shown by the name they were added with (never renamed). */
+export type SegmentNames = (segmentId: string) => string | undefined;
+
+/**
+ * Pure: the one-line summary of an event, given what was known of its subject before it and the
+ * segments' names (an id whose name is not known is shown as it is).
+ */
+export function auditLine(
+  event: AuditedEvent,
+  known: (id: string) => Subject | undefined,
+  segmentNames: SegmentNames = () => undefined,
+): AuditLine {
+  const segment = (id: string) => segmentNames(id) ?? id;
   switch (event.type) {
     case 'CompetitorAdded': {
       const { competitorId, name, segmentId, threat } = event.data;
@@ -61,7 +82,7 @@ export function auditLine(event: AuditedEvent, known: (id: string) => Subject | 
       return {
         competitorId,
         competitorName: name,
-        summary: `Added ${name} (${segmentId}, ${threat} threat)`,
+        summary: `Added ${name} (${segment(segmentId)}, ${threat} threat)`,
         subject: { id: competitorId, name, fields },
       };
     }
@@ -71,9 +92,12 @@ export function auditLine(event: AuditedEvent, known: (id: string) => Subject | 
       // Only version 1 events carry a segment; a later segment change has its own line (a board move).
       const segmentId = event.data.segmentId ?? before?.fields.segmentId ?? '';
       const fields = pickCompetitorFields({ ...event.data, segmentId });
+      // Compared by id; a segment is shown by its name.
+      const shown = (k: CompetitorFieldName, v: string | null | undefined) =>
+        show(k === 'segmentId' && v ? segment(v) : v);
       const changes = competitorFieldNames
         .filter((k) => before && before.fields[k] !== fields[k])
-        .map((k) => `${fieldLabels[k]} from ${show(before?.fields[k])} to ${show(fields[k])}`);
+        .map((k) => `${fieldLabels[k]} from ${shown(k, before?.fields[k])} to ${shown(k, fields[k])}`);
       return {
         competitorId,
         competitorName: name,
@@ -125,13 +149,13 @@ export function auditLine(event: AuditedEvent, known: (id: string) => Subject | 
       return {
         competitorId: event.data.competitorId,
         competitorName: event.data.name,
-        summary: `Moved ${event.data.name} from the segment ${event.data.fromSegmentId} to ${event.data.toSegmentId}`,
+        summary: `Moved ${event.data.name} from the segment ${segment(event.data.fromSegmentId)} to ${segment(event.data.toSegmentId)}`,
       };
     case 'SegmentsReordered':
       return {
         competitorId: null,
         competitorName: null,
-        summary: `Reordered the segments: ${event.data.moves.map((m) => `${m.segmentId} from ${m.from} to ${m.to}`).join(', ')}`,
+        summary: `Reordered the segments: ${event.data.moves.map((m) => `${segment(m.segmentId)} from ${m.from} to ${m.to}`).join(', ')}`,
       };
     case 'UserAdded':
       return {

@@ -164,7 +164,7 @@ test.describe('live updates on every screen', () => {
         await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
       }
       await expect(
-        pages.audit!.getByRole('cell', { name: `Added ${added} (smb, medium threat)` }),
+        pages.audit!.getByRole('cell', { name: `Added ${added} (SMB, medium threat)` }),
       ).toBeVisible();
     });
   });

@@ -3,10 +3,11 @@ import type { RecordedEvent } from '#events/envelope.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import type { Logger } from '#infra/logger.ts';
 import { orderingEventTypes } from '#events/ordering/events.ts';
-import { auditLine, type AuditedEvent } from '#projections/audit-log/audit-summary.ts';
+import { auditLine, namesSegments, type AuditedEvent } from '#projections/audit-log/audit-summary.ts';
 import { listEffectOf } from '#projections/competitor-list/change-effects.ts';
 import { competitorNames } from '#projections/competitor-list/competitor-names.queries.ts';
 import type { ProjectionRunner } from '#projections/runner.ts';
+import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
 import type { ChangeMessage } from './change-message.ts';
 import { COMPETITORS_ROOM, type Realtime } from './realtime.server.ts';
 
@@ -21,16 +22,21 @@ const relevantOf = (events: readonly RecordedEvent[]) =>
 
 /**
  * `names`: competitors' names for the changes whose events do not carry one (a note edit), so the notice
- * says whose note it was.
+ * says whose note it was; `segments`: segments' names, so a move says "to Enterprise", not its id.
  */
 export function changeMessage(
   events: readonly RecordedEvent[],
   names: ReadonlyMap<string, string> = new Map(),
+  segments: ReadonlyMap<string, string> = new Map(),
 ): ChangeMessage | undefined {
   const relevant = relevantOf(events);
   if (relevant.length === 0) return undefined;
   const changes = relevant.slice(-SHOWN).map((event) => {
-    const line = auditLine(event, () => undefined);
+    const line = auditLine(
+      event,
+      () => undefined,
+      (id) => segments.get(id),
+    );
     return {
       type: event.type,
       competitorId: line.competitorId,
@@ -87,7 +93,14 @@ export function startChangeFeed(
         deps.log.warn({ err: error }, 'could not read competitor names for a live notice');
         return new Map<string, string>();
       });
-      const message = changeMessage(events, names);
+      const segments = !events.some((e) => namesSegments(e.type))
+        ? []
+        : await listSegments(deps.db).catch((error: unknown) => {
+            // The notice then names segments by id; the change itself is still announced.
+            deps.log.warn({ err: error }, 'could not read segment names for a live notice');
+            return [];
+          });
+      const message = changeMessage(events, names, new Map(segments.map((s) => [s.id, s.name])));
       if (message) realtime.broadcast(COMPETITORS_ROOM, 'change', message);
     });
   });
