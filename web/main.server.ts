@@ -6,6 +6,7 @@ import { createSessionSignals } from './auth/session-signals.server.ts';
 import { installCrashPolicy } from './crash-policy.server.ts';
 import { closeParts, StopRequested, type ProcessParts } from './process-parts.server.ts';
 import { createRealtime } from './realtime/realtime.server.ts';
+import { startAuditFeed } from './realtime/audit-feed.server.ts';
 import { startChangeFeed } from './realtime/change-feed.server.ts';
 import { startUserFeed } from './realtime/user-feed.server.ts';
 import { startRuntime, type Runtime } from './runtime.server.ts';
@@ -112,8 +113,10 @@ async function start(
       parts.server ? 'worker started; health on /healthz and /readyz' : 'worker started; no health endpoint',
     );
   }
-  if (runtime.runner && parts.realtime)
+  if (runtime.runner && parts.realtime) {
     parts.stopFeeds.push(startChangeFeed(runtime.runner, parts.realtime, { db: runtime.db.pool, log }));
+    parts.stopFeeds.push(startAuditFeed(runtime.runner, parts.realtime));
+  }
   if (runtime.runner) parts.stopFeeds.push(startUserFeed(runtime.runner, signals));
 }
 

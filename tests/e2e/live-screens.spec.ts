@@ -1,6 +1,6 @@
 import type { Page, WebSocketRoute } from '@playwright/test';
 import { expect, test } from './support/fixtures.ts';
-import { addCompetitor, deleteCompetitor, putNote } from './support/competitors.ts';
+import { addCompetitor, csrfToken, deleteCompetitor, putNote } from './support/competitors.ts';
 import { signIn } from './support/sign-in.ts';
 import { withTwoSignedIn } from './support/two-sessions.ts';
 
@@ -166,6 +166,54 @@ test.describe('live updates on every screen', () => {
       await expect(
         pages.audit!.getByRole('cell', { name: `Added ${added} (SMB, medium threat)` }),
       ).toBeVisible();
+    });
+  });
+
+  test('an open audit log shows a user added and a role changed without a reload, and catches up after being offline', async ({
+    browser,
+    server,
+  }) => {
+    await withTwoSignedIn(browser, server.url, async (a, b) => {
+      const stamp = Date.now();
+      const userId = crypto.randomUUID();
+      const email = `audit-live-${stamp}@example.com`;
+      const socket = await cuttableSocket(b);
+      await b.goto(`${server.url}/audit`);
+      await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
+
+      // Alice, an admin, adds a user: Bob's open audit log shows it (no competitor changed).
+      const added = await a.request.post(`${server.url}/users`, {
+        headers: { 'Idempotency-Key': userId },
+        form: {
+          _csrf: await csrfToken(a),
+          email,
+          displayName: `Audit Live ${stamp}`,
+          role: 'viewer',
+          password: 'a-long-enough-password-0123',
+        },
+        maxRedirects: 0,
+      });
+      expect(added.status()).toBe(302);
+      await expect(
+        b.getByRole('cell', { name: `Added user Audit Live ${stamp} <${email}> as viewer` }),
+      ).toBeVisible();
+
+      // Offline while Alice makes them an editor (the socket dropped too): back online, it catches up.
+      await b.context().setOffline(true);
+      await socket.cut();
+      await expect(b.locator('html')).toHaveAttribute('data-live', 'disconnected');
+      const changed = await a.request.post(`${server.url}/users/${userId}/role`, {
+        form: { _csrf: await csrfToken(a), role: 'editor' },
+        maxRedirects: 0,
+      });
+      expect(changed.status()).toBe(302);
+      const roleLine = b.getByRole('cell', {
+        name: `Changed the role of Audit Live ${stamp} <${email}> from viewer to editor`,
+      });
+      await expect(roleLine).toHaveCount(0);
+      socket.restore();
+      await b.context().setOffline(false);
+      await expect(roleLine).toBeVisible();
     });
   });
 

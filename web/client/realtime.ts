@@ -1,8 +1,15 @@
+import type { AuditMessage } from '../realtime/audit-message.ts';
 import type { ChangeMessage } from '../realtime/change-message.ts';
 import { notify } from './notices.ts';
 import { isShownByAnswer } from './own-changes.ts';
 import type { ListChange } from '../realtime/affects-table.ts';
-import { refreshRegions, wouldRefresh, type RefreshScope } from './refresh-regions.ts';
+import {
+  refreshAuditLog,
+  refreshRegions,
+  showsAuditLog,
+  wouldRefresh,
+  type RefreshScope,
+} from './refresh-regions.ts';
 
 /**
  * Changes heard within this long of the first are shown by one refresh. Not a debounce that restarts on
@@ -49,6 +56,26 @@ export async function connectRealtime(): Promise<void> {
     }, REFRESH_BATCH_MS);
   };
 
+  /**
+   * The audit log follows its own position (its newest line): user changes and operator actions reach
+   * it and no other read model, so the competitor list's position never says it is behind.
+   */
+  let lastAudit: number | undefined;
+  let auditTimer: ReturnType<typeof setTimeout> | undefined;
+  const setAudit = (position: number) => {
+    lastAudit = Math.max(lastAudit ?? 0, position);
+    document.documentElement.dataset.liveAudit = String(lastAudit);
+  };
+  const refreshAuditSoon = () => {
+    if (!showsAuditLog()) return;
+    document.documentElement.dataset.liveRefreshes = String(++refreshes);
+    if (auditTimer !== undefined) return;
+    auditTimer = setTimeout(() => {
+      auditTimer = undefined;
+      void refreshAuditLog();
+    }, REFRESH_BATCH_MS);
+  };
+
   const checkPosition = async () => {
     try {
       const response = await fetch('/live/position', {
@@ -56,7 +83,12 @@ export async function connectRealtime(): Promise<void> {
         headers: { Accept: 'application/json', 'X-Requested-With': 'XMLHttpRequest' },
       });
       if (!response.ok) return;
-      const { position, userId } = (await response.json()) as { position: number; userId?: string };
+      const { position, audit, userId } = (await response.json()) as {
+        position: number;
+        /** Only for those who may read the audit log. */
+        audit?: number;
+        userId?: string;
+      };
       // Signed in as someone else now (another tab): this page is not theirs; it stays as it is.
       const pageUser = document.querySelector<HTMLMetaElement>('meta[name="user-id"]')?.content;
       if (pageUser && userId !== pageUser) return;
@@ -65,6 +97,10 @@ export async function connectRealtime(): Promise<void> {
       // The first check only learns where the page stands; later ones refetch when behind.
       if (lastPosition !== undefined && position > lastPosition) refreshSoon('all');
       setPosition(position);
+      if (audit !== undefined) {
+        if (lastAudit !== undefined && audit > lastAudit) refreshAuditSoon();
+        setAudit(audit);
+      }
     } catch {
       // Offline: the next trigger checks again.
     }
@@ -117,6 +153,13 @@ export async function connectRealtime(): Promise<void> {
       onChange(message);
     } finally {
       setPosition(message.position);
+    }
+  });
+  socket.on('audit', (message: AuditMessage) => {
+    try {
+      if (lastAudit === undefined || message.position > lastAudit) refreshAuditSoon();
+    } finally {
+      setAudit(message.position);
     }
   });
   document.addEventListener('visibilitychange', () => {

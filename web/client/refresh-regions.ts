@@ -33,8 +33,9 @@ export function affectedRegions(scope: RefreshScope): { tables: DataTableControl
   for (const root of document.querySelectorAll<HTMLElement>('[data-table]')) {
     const table = tableController(root);
     const mode = root.dataset.liveRefresh;
-    if (!table || mode === 'never') continue;
-    if (scope === 'all' || mode === 'always') {
+    // The audit log follows its own feed and position (refreshAuditLog).
+    if (!table || mode === 'never' || mode === 'audit') continue;
+    if (scope === 'all') {
       tables.push(table);
       continue;
     }
@@ -111,6 +112,24 @@ function swapRegions(doc: Document): void {
     swapped = true;
   }
   if (swapped && doc.title) document.title = doc.title;
+}
+
+/** The audit log's tables on this page (the audit page's), which new lines of it alter. */
+const auditTables = (): DataTableController[] =>
+  [...document.querySelectorAll<HTMLElement>('[data-table][data-live-refresh="audit"]')]
+    .map((root) => tableController(root))
+    .filter((table): table is DataTableController => table !== undefined);
+
+/** True when this page shows the audit log. */
+export const showsAuditLog = (): boolean => auditTables().length > 0;
+
+/** Reloads the audit log's tables (keeping search, sort, page and scroll): it has new lines. */
+export async function refreshAuditLog(): Promise<void> {
+  await Promise.all(
+    auditTables().map((table) =>
+      table.reload().catch((error: unknown) => console.error('Error refreshing:', error)),
+    ),
+  );
 }
 
 /**

@@ -12,6 +12,11 @@ import { createSocketQuota } from './socket-quota.server.ts';
 
 /** Everyone who may see the competitor list hears about changes to it. */
 export const COMPETITORS_ROOM = 'competitors';
+/**
+ * Those who may read the audit log (editors and admins) hear that it has new lines, with nothing but
+ * its position: a viewer's socket is never in it, and the lines are read over HTTP, by role.
+ */
+export const AUDIT_ROOM = 'audit';
 /** Sent to browsers that may have missed broadcasts: they compare positions and refetch if behind. */
 export const RESYNC_EVENT = 'resync';
 
@@ -135,7 +140,16 @@ export function createRealtime(options: {
         next(refusal('the connection could not be accepted'));
       }
     });
-    unbind = bindSocketToSession.start({ io, sessions, signals, log, room: COMPETITORS_ROOM });
+    unbind = bindSocketToSession.start({
+      io,
+      sessions,
+      signals,
+      log,
+      rooms: [
+        { name: COMPETITORS_ROOM, action: 'competitors.view' },
+        { name: AUDIT_ROOM, action: 'audit.view' },
+      ],
+    });
   } else {
     io.on('connection', (socket) => void socket.disconnect(true));
   }

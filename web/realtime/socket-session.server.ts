@@ -1,6 +1,6 @@
 import type { Socket, DefaultEventsMap } from 'socket.io';
 import type { Logger } from '#infra/logger.ts';
-import { can } from '#events/user/permissions.ts';
+import { can, type Action } from '#events/user/permissions.ts';
 import type { SessionSignal, SessionSignals } from '../auth/session-signals.server.ts';
 import { sessionById, type LiveSession, type SessionOptions } from '../auth/sessions.server.ts';
 import type { RealtimeServer, SocketData } from './realtime.server.ts';
@@ -31,14 +31,17 @@ export const bindSocketToSession = {
     sessions: SessionOptions;
     signals: SessionSignals | undefined;
     log: Logger;
-    room: string;
+    /** Each room and what a user must be allowed to join it. */
+    rooms: readonly { name: string; action: Action }[];
   }): () => void {
-    const { io, sessions, signals, log, room } = options;
+    const { io, sessions, signals, log, rooms } = options;
     const timers = new Map<string, ReturnType<typeof setTimeout>>();
 
     const placeInRooms = (socket: LiveSocket) => {
-      if (can(socket.data.user?.role, 'competitors.view')) void socket.join(room);
-      else void socket.leave(room);
+      for (const room of rooms) {
+        if (can(socket.data.user?.role, room.action)) void socket.join(room.name);
+        else void socket.leave(room.name);
+      }
     };
 
     const schedule = (socket: LiveSocket, endsAt: Date) => {

@@ -14,6 +14,7 @@ import { createLoginLimiter } from '#web/auth/login-limiter.server.ts';
 import { createSessionSignals, type SessionSignals } from '#web/auth/session-signals.server.ts';
 import type { SessionOptions } from '#web/auth/sessions.server.ts';
 import { createRealtime, type Realtime } from '#web/realtime/realtime.server.ts';
+import { startAuditFeed } from '#web/realtime/audit-feed.server.ts';
 import { startUserFeed } from '#web/realtime/user-feed.server.ts';
 import { startRuntime, type Runtime } from '#web/runtime.server.ts';
 import { backendUrl, runs } from '#tests/support/environment.ts';
@@ -52,7 +53,7 @@ export interface SecurityApp {
 
 /**
  * The real app with what `web/main.server.ts` adds around it — realtime bound to sessions, session
- * signals, the user-list reactor, a metrics token — on a fresh database (and Redis prefix).
+ * signals, the user-list and audit reactors, a metrics token — on a fresh database (and Redis prefix).
  */
 export async function startSecurityApp(backend: SecurityBackend): Promise<SecurityApp> {
   const db = await createTestDatabase(backend === 'embedded' ? 'embedded' : 'postgres', { poolSize: 20 });
@@ -100,7 +101,9 @@ export async function startSecurityApp(backend: SecurityBackend): Promise<Securi
     prefix,
     log: silentLog,
   });
-  const stopFeed = runtime.runner ? startUserFeed(runtime.runner, signals) : () => {};
+  const stopFeeds = runtime.runner
+    ? [startUserFeed(runtime.runner, signals), startAuditFeed(runtime.runner, realtime)]
+    : [];
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const deadline = Date.now() + 10_000;
@@ -144,7 +147,7 @@ export async function startSecurityApp(backend: SecurityBackend): Promise<Securi
     },
     async close() {
       for (const socket of sockets) socket.disconnect();
-      stopFeed();
+      for (const stop of stopFeeds) stop();
       await realtime.close();
       await signals.close();
       server.closeAllConnections();

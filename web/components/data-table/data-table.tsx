@@ -35,10 +35,11 @@ export interface DataTableProps<Row> {
   rowKey(row: Row): string;
   rowLabel?(row: Row): string;
   /**
-   * Which competitor changes heard live make it look again: `rows` — those that can alter the page shown
-   * (web/realtime/affects-table.ts); `always` — every one (the audit log gains a row each time); `never`.
+   * What heard live makes it look again: `rows` — competitor changes that can alter the page shown
+   * (web/realtime/affects-table.ts); `audit` — every new line of the audit log, competitor changes or not
+   * (web/realtime/audit-feed.server.ts); `never`.
    */
-  liveRefresh: 'rows' | 'always' | 'never';
+  liveRefresh: 'rows' | 'audit' | 'never';
 }
 
 export const formatCount = (count: ResultCount): string =>

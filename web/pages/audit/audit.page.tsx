@@ -40,7 +40,7 @@ const auditColumns = (timeZone: string): Column<AuditRow>[] => [
 export function AuditTable(props: AuditProps) {
   return (
     <DataTable
-      liveRefresh="always"
+      liveRefresh="audit"
       id="audit-table"
       path="/audit"
       noun="events"

@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Socket } from 'socket.io-client';
+import { recordOperation } from '#services/operations/record.ts';
+import type { AuditMessage } from '#web/realtime/audit-message.ts';
+import { envelope } from '#tests/support/runtime-pieces.ts';
+import type { TestClient } from '#tests/support/test-client.ts';
+import { until } from '#tests/support/until.ts';
+import {
+  handshakeResult,
+  securityBackends,
+  startSecurityApp,
+  type SecurityApp,
+} from '#tests/security/support/security-app.ts';
+
+/*
+ * /audit refreshed live only for competitor changes: browsers are told of those once the competitor list
+ * has them, and its position is the one a page checks after being offline. A user added, disabled or
+ * given another role, a rebuild, a dead letter retried or discarded reach the audit log and no other
+ * read model a page follows, so an open audit page never showed them. The audit feed now tells sockets
+ * that may read the audit log (editors, admins) its newest line's position, nothing more, and
+ * /live/position gives them the same to catch up with.
+ */
+describe.each(securityBackends)('the audit log heard live, on %s', (backend) => {
+  let app: SecurityApp;
+  let editor: TestClient;
+  let viewer: TestClient;
+
+  beforeAll(async () => {
+    app = await startSecurityApp(backend);
+    editor = await app.client('editor');
+    viewer = await app.client('viewer');
+  });
+  afterAll(() => app.close());
+
+  const newestLine = async (type: string) => {
+    const { rows } = await app.db.pool.query<{ position: string | number }>(
+      'SELECT max(position) AS position FROM audit_log WHERE type = $1',
+      [type],
+    );
+    return Number(rows[0]?.position ?? 0);
+  };
+
+  const listen = async (client: TestClient) => {
+    const socket: Socket = app.socket({ cookie: client.cookieHeader() });
+    const heard: { event: string; payload: unknown }[] = [];
+    socket.onAny((event: string, payload: unknown) => heard.push({ event, payload }));
+    expect((await handshakeResult(socket)).connected).toBe(true);
+    const positions = () =>
+      heard.filter((h) => h.event === 'audit').map((h) => (h.payload as AuditMessage).position);
+    return { heard, positions };
+  };
+
+  it("an editor's socket hears of a user change and an operator action; a viewer's hears nothing of them", async () => {
+    const editorSide = await listen(editor);
+    const viewerSide = await listen(viewer);
+
+    const userId = randomUUID();
+    await app.runtime.route(
+      envelope({
+        type: 'AddUser',
+        payload: {
+          userId,
+          email: `grace-${userId}@example.com`,
+          displayName: 'Grace Hopper',
+          role: 'viewer',
+        },
+      }),
+    );
+    await app.runtime.route(envelope({ type: 'ChangeUserRole', payload: { userId, role: 'editor' } }));
+    await app.runtime.store.notifyAppended();
+    await until(async () => {
+      const line = await newestLine('UserRoleChanged');
+      return line > 0 && editorSide.positions().includes(line);
+    }, 'the role change heard by the editor');
+
+    await recordOperation(app.runtime.store, {
+      type: 'ProjectionRebuilt',
+      data: {
+        projection: 'audit-log',
+        events: 3,
+        rows: 3,
+        seconds: 0.1,
+        resumed: false,
+        toPosition: null,
+        toTime: null,
+        dryRun: true,
+        differences: 0,
+      },
+    });
+    await app.runtime.store.notifyAppended();
+    await until(async () => {
+      const line = await newestLine('ProjectionRebuilt');
+      return line > 0 && editorSide.positions().includes(line);
+    }, 'the rebuild heard by the editor');
+
+    // The viewer may not read the audit log: its socket is not told it changed, let alone what changed.
+    expect(viewerSide.heard.filter((h) => h.event === 'audit')).toEqual([]);
+    expect(JSON.stringify(viewerSide.heard)).not.toContain('Grace Hopper');
+    expect(JSON.stringify(editorSide.heard)).not.toContain('Grace Hopper');
+  });
+
+  it('/live/position gives an editor the newest line of the audit log to catch up with, a viewer nothing of it', async () => {
+    const newest = Number(
+      (
+        await app.db.pool.query<{ position: string | number }>(
+          'SELECT max(position) AS position FROM audit_log',
+        )
+      ).rows[0]?.position,
+    );
+    const asEditor = (await (await editor.get('/live/position', { xhr: true })).json()) as { audit?: number };
+    expect(asEditor.audit).toBe(newest);
+    const asViewer = (await (await viewer.get('/live/position', { xhr: true })).json()) as object;
+    expect(asViewer).not.toHaveProperty('audit');
+  });
+});
