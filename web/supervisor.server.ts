@@ -10,13 +10,17 @@ import { fileURLToPath } from 'node:url';
  *   back-off of 1, 2, 4 … 30 s; a run that lasted STABLE_MS resets the back-off.
  * - A child that fails before it was ever ready on the first start (bad configuration, port in use,
  *   data folder held by another process) is not retried: its message is the answer.
- * - SIGINT/SIGTERM/SIGHUP are passed to the child; the supervisor exits with the child's code once it is gone.
+ * - SIGINT/SIGTERM/SIGHUP are passed to the child; the supervisor exits with the child's code once it is gone,
+ *   0 when that signal ended a child still loading (Ctrl+C in the first seconds of `npm start`).
  * The embedded data-folder lock names the child's pid; a crashed child's lock is taken over on restart.
  */
 const entry = fileURLToPath(new URL('./main.server.ts', import.meta.url));
 const MAX_BACKOFF_MS = 30_000;
 const STABLE_MS = 60_000;
 const MAX_FAILED_RESTARTS = 10;
+
+// SIGHUP: the terminal was closed. Each is a request to stop, passed on so the server stops cleanly.
+const stopSignals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 let child: ChildProcess | undefined;
 let stopping = false;
@@ -41,7 +45,9 @@ function start(): void {
   });
   current.on('exit', (code, signal) => {
     child = undefined;
-    if (stopping) return process.exit(code ?? (signal ? 1 : 0));
+    // A child ended by the stop signal itself was still loading its modules (its handlers, installed
+    // first thing, turn a signal into a clean exit 0): nothing was open yet, and the user asked for it.
+    if (stopping) return process.exit(code ?? (signal && !stopSignals.includes(signal) ? 1 : 0));
     if (code === 0) return process.exit(0);
     if (!everReady) {
       // A start that failed says why itself (one line); a kill says nothing, so say it here.
@@ -59,8 +65,7 @@ function start(): void {
   });
 }
 
-// SIGHUP: the terminal was closed. Each is a request to stop, passed on so the server stops cleanly.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+for (const signal of stopSignals) {
   process.on(signal, () => {
     stopping = true;
     if (child) child.kill(signal);

@@ -4,7 +4,14 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openEmbeddedDatabase } from '#infra/db/open-embedded.ts';
 import { freePort } from '#tests/e2e/support/server.ts';
-import { isAlive, lockOwner, startApp, stopAll, tempDataDir } from '#tests/support/app-process.ts';
+import {
+  childrenOf,
+  isAlive,
+  lockOwner,
+  startApp,
+  stopAll,
+  tempDataDir,
+} from '#tests/support/app-process.ts';
 import { until } from '#tests/support/until.ts';
 
 /**
@@ -62,6 +69,28 @@ describe('the embedded process', () => {
     },
     START_MS + 30_000,
   );
+
+  it('Ctrl+C while the server is still loading (npm start) ends the supervisor with 0, quietly, lock free', async () => {
+    const { dataDir, port } = await fresh();
+    const supervisor = startApp(
+      { DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: 'lifecycle-pass-1' },
+      'web/supervisor.server.ts',
+      { ownGroup: true },
+    );
+    // The supervisor has spawned its server, which takes a second or two to load its modules: no
+    // handler of its own is installed yet when the terminal's SIGINT reaches the whole group.
+    let server: number | undefined;
+    await until(
+      async () => (server = (await childrenOf(supervisor.child.pid ?? 0))[0]) !== undefined,
+      'the supervisor to start its server',
+      10_000,
+    );
+    process.kill(-(supervisor.child.pid ?? 0), 'SIGINT');
+    expect(await supervisor.exited).toBe(0);
+    expect(supervisor.stderr()).toBe('');
+    expect(isAlive(server ?? 0)).toBe(false);
+    expect(await lockOwner(dataDir)).toBeUndefined();
+  }, 30_000);
 
   it(
     'a first start that finds its port taken creates no admin: the next start shows the password',

@@ -23,11 +23,17 @@ export interface AppProcess {
  * The real entry point as a person starts it: `web/main.server.ts` (or the supervisor) embedded, from the
  * repository root, with only the environment given here. The caller ends it; `stopAll` kills what is left.
  */
-export function startApp(env: Record<string, string>, entry = 'web/main.server.ts'): AppProcess {
+export function startApp(
+  env: Record<string, string>,
+  entry = 'web/main.server.ts',
+  options: { ownGroup?: boolean } = {},
+): AppProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', HOST: '127.0.0.1', DEMO_DATA: 'false', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
+    // Its own process group (default false), as a terminal's foreground job: Ctrl+C signals all of it.
+    detached: options.ownGroup ?? false,
   });
   started.add(child);
   let stdout = '';
@@ -72,6 +78,12 @@ export async function lockOwner(dataDir: string): Promise<number | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** The pids of `pid`'s child processes (Linux /proc). */
+export async function childrenOf(pid: number): Promise<number[]> {
+  const listed = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
+  return listed.split(' ').filter(Boolean).map(Number);
 }
 
 export const isAlive = (pid: number) => {
