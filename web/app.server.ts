@@ -13,6 +13,7 @@ import { httpMetricsMiddleware } from './middleware/http-metrics.server.ts';
 import { requestContextMiddleware } from './middleware/request-context.server.ts';
 import { bodyLimits, readableBodiesOnly } from './middleware/body-limits.server.ts';
 import { nestedDeeperThan } from './middleware/body-depth.server.ts';
+import { storageGuard } from './middleware/storage-guard.server.ts';
 import { securityHeaders } from './middleware/security-headers.server.ts';
 import { noStoreByDefault } from './middleware/no-store.server.ts';
 import { componentRoutes } from './component-protocol/component.routes.server.ts';
@@ -76,7 +77,8 @@ export function createApp(deps: AppDeps, metrics: Metrics): Koa {
     ctx.state.flash = [];
     await next();
   });
-  app.use(errorMiddleware(deps.log));
+  app.use(errorMiddleware(deps.log, deps.db));
+  app.use(storageGuard(deps.db));
   app.use(deps.assets.middleware);
   const bodyOptions = {
     ...bodyLimits,

@@ -65,22 +65,34 @@ export const pgErrorCode = (error: unknown): string | undefined =>
   typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
 
 /**
- * Whether the database cannot do any work right now, for a reason that passes without the request
- * changing: unreachable (`isConnectionError`), or out of a resource (class 53: the disk is full, out of
- * memory, too many connections). Nothing was stored; the same request may be sent again later. Unlike a
- * connection error, the connection itself is sound and stays in use.
+ * The files behind the database are gone (embedded: DATA_DIR removed while Rivals ran). PGlite still
+ * answers from memory and even "stores" into the files it holds open, which nobody will read again: no
+ * write may be accepted. The message is for whoever runs Rivals (it names the folder): logs and /readyz.
+ */
+export class StorageMissingError extends Error {
+  override readonly name = 'StorageMissingError';
+}
+
+/**
+ * Whether the database cannot do any work right now, for a reason that is not the request's:
+ * unreachable (`isConnectionError`), out of a resource (class 53: the disk is full, out of memory, too
+ * many connections), or its own files missing or unreadable (class 58, `StorageMissingError`). Nothing
+ * was stored; the same request may be sent again once someone has seen to it. Unlike a connection error,
+ * the connection itself is sound and stays in use.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  return isConnectionError(error) || (pgErrorCode(error)?.startsWith('53') ?? false);
+  if (error instanceof StorageMissingError || isConnectionError(error)) return true;
+  const code = pgErrorCode(error);
+  return code !== undefined && (code.startsWith('53') || code.startsWith('58'));
 }
 
 /** Why the database cannot take work, in words for the person whose change was not saved. */
 export function unavailableReason(error: unknown): string {
+  if (error instanceof StorageMissingError) return "the server's data folder is missing";
   const code = pgErrorCode(error);
   if (code === '53100') return "the server's disk is full";
-  return code?.startsWith('53')
-    ? 'the database is out of memory or connections'
-    : 'the database is unavailable';
+  if (code?.startsWith('53')) return 'the database is out of memory or connections';
+  return code?.startsWith('58') ? 'the database cannot read its files' : 'the database is unavailable';
 }
 
 /**

@@ -6,7 +6,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import pg from 'pg';
 import { StartupError } from '../errors.ts';
-import { typeParsers, type Database, type Notifier } from './database.ts';
+import { StorageMissingError, typeParsers, type Database, type Notifier } from './database.ts';
 import type { NotifyChannel } from './notify-channels.ts';
 
 /**
@@ -56,7 +56,7 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
 
 async function checkFolder(dataDir: string, location: string): Promise<void> {
   await access(path.join(location, 'PG_VERSION')).catch(() => {
-    throw new Error(
+    throw new StorageMissingError(
       `The data folder ${path.resolve(dataDir)} was removed while Rivals was running: nothing can be stored. ` +
         'Stop Rivals (Ctrl+C); start it again to begin with an empty database, or first restore the folder from a backup.',
     );

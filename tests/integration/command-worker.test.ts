@@ -93,6 +93,14 @@ describe('command worker', () => {
           code: '53100',
         }),
     ],
+    // What PGlite answers once its data folder was removed under it, for a file it had not opened yet.
+    [
+      'a removed data folder',
+      () =>
+        Object.assign(new Error('could not open file "base/5/16894": No such file or directory'), {
+          code: '58P01',
+        }),
+    ],
   ] as const;
 
   it.each(outages)('waits out %s instead of counting it against the command', async (_, outage) => {

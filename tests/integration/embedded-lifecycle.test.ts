@@ -12,6 +12,7 @@ import {
   stopAll,
   tempDataDir,
 } from '#tests/support/app-process.ts';
+import { TestClient } from '#tests/support/test-client.ts';
 import { until } from '#tests/support/until.ts';
 
 /**
@@ -23,6 +24,19 @@ afterEach(stopAll);
 const START_MS = 120_000;
 /** A new data folder and a free port for one test. */
 const fresh = async () => ({ dataDir: await tempDataDir(), port: await freePort() });
+const competitor = (name: string) => ({
+  name,
+  website: 'https://example.com',
+  segmentId: 'enterprise',
+  threat: 'high',
+  headquarters: 'Springfield',
+});
+/** The words of an HTML page's main content. */
+const readable = (html: string) =>
+  (/<main[^>]*>([\s\S]*)<\/main>/.exec(html)?.[1] ?? html)
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&#x27;/g, "'")
+    .replace(/\s+/g, ' ');
 const answers = async (port: number) =>
   fetch(`http://127.0.0.1:${port}/healthz`).then(
     () => true,
@@ -155,16 +169,46 @@ describe('the embedded process', () => {
   );
 
   it(
-    'a data folder deleted while running makes /readyz say so, and the log says what to do',
+    'a data folder deleted while running: /readyz and the log say so; writes and failed reads answer 503 saying why',
     async () => {
       const { dataDir, port } = await fresh();
       const server = startApp({ DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: 'lifecycle-pass-1' });
       await server.printed('Rivals is running', START_MS);
+      const admin = new TestClient(`http://127.0.0.1:${port}`);
+      await admin.signIn('admin@rivals.local', 'lifecycle-pass-1');
+      await admin.get('/competitors/new');
+      const added = await admin.postForm('/competitors/new', competitor('Globex'));
+      expect(added.status).toBe(302);
+      const card = added.headers.get('location') ?? '';
+      const competitorId = card.split('/').pop() ?? '';
+
       await rm(dataDir, { recursive: true, force: true });
       const readyz = await fetch(`http://127.0.0.1:${port}/readyz`);
       expect(readyz.status).toBe(503);
       expect(await readyz.json()).toMatchObject({ checks: { database: 'unavailable' } });
       await server.printed(`The data folder ${dataDir} was removed while Rivals was running`, 10_000);
+
+      // PGlite writes into the files it still holds open: without a check, a save "succeeded" into
+      // files nobody will read again.
+      const saved = /the server's data folder is missing[\s\S]*Nothing was saved/;
+      const form = await admin.postForm('/competitors/new', competitor('Initech'));
+      expect(form.status).toBe(503);
+      expect(readable(await form.text())).toMatch(saved);
+      const note = await admin.postJson('/components/competitor-notes', {
+        event: 'update-note',
+        payload: { competitorId, column: 'pricing', value: 'Flat fee' },
+        expect: { version: 0 },
+      });
+      expect(note.status).toBe(503);
+      expect(((await note.json()) as { error: { message: string } }).error.message).toMatch(saved);
+      const move = await admin.postForm('/ranking/move', { move: `${competitorId}:down`, expect: '1' });
+      expect(move.status).toBe(503);
+      // A read of a table whose file was not open yet (nothing read the ranking before) fails: it says why too, without a stack.
+      const read = await admin.get('/ranking');
+      expect(read.status).toBe(503);
+      expect(readable(await read.text())).toMatch(/the server's data folder is missing/);
+      expect(server.stdout() + server.stderr()).not.toMatch(/request failed|command failed|"stack"/);
+      expect(server.child.exitCode).toBeNull();
       expect(await server.stop()).toBe(0);
     },
     START_MS,

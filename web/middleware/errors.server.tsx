@@ -1,5 +1,12 @@
 import type { Context, Middleware } from 'koa';
-import { isConnectionError, isDatabaseUnavailable, unavailableReason } from '#infra/db/database.ts';
+import {
+  isConnectionError,
+  isDatabaseUnavailable,
+  pgErrorCode,
+  StorageMissingError,
+  unavailableReason,
+  type Database,
+} from '#infra/db/database.ts';
 import { AppError, ServiceUnavailableError, TooManyRequestsError, ValidationError } from '#infra/errors.ts';
 import type { Logger } from '#infra/logger.ts';
 import { ErrorPage } from '../pages/error.page.tsx';
@@ -25,15 +32,19 @@ const titles: Record<number, string> = {
  * One place turns errors into answers: an HTML page for browsers, JSON for XHR. Users see a message
  * they can act on; stack traces and SQL go to the log only.
  */
-export function errorMiddleware(log: Logger): Middleware {
+export function errorMiddleware(log: Logger, db?: Pick<Database, 'checkStorage'>): Middleware {
   return async (ctx, next) => {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined)
         throw new AppError(404, 'not_found', 'We could not find that page.');
-    } catch (error) {
+    } catch (thrown) {
+      const error = await storageMissingBehind(thrown, db);
       const known = toAppError(error);
-      if (!known) log.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed');
+      if (error instanceof StorageMissingError)
+        // Not a fault of this request, and the same for every request: what to do, without a stack.
+        log.warn({ method: ctx.method, path: ctx.path, cause: causeOf(thrown) }, error.message);
+      else if (!known) log.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed');
       else if (known.status >= 500) log.error({ err: error }, known.message);
       const status = known?.status ?? 500;
       const message =
@@ -83,9 +94,33 @@ function whereToReturn(ctx: Context): string {
   }
 }
 
+/**
+ * A database error while the database's files are gone (embedded: "could not open file base/5/…") is
+ * that, not a fault of the request: the `StorageMissingError` saying so, or else the error as it was.
+ */
+async function storageMissingBehind(
+  error: unknown,
+  db: Pick<Database, 'checkStorage'> | undefined,
+): Promise<unknown> {
+  if (!db?.checkStorage || pgErrorCode(error) === undefined) return error;
+  return db.checkStorage().then(
+    () => error,
+    (missing: unknown) => missing,
+  );
+}
+
+const causeOf = (error: unknown) =>
+  error instanceof StorageMissingError ? undefined : error instanceof Error ? error.message : String(error);
+
 /** Our own errors, plus the framework's client errors (body too large, bad JSON) with their text. */
 function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
+  if (error instanceof StorageMissingError)
+    return new ServiceUnavailableError(
+      "Rivals cannot store anything, nor read what it has not loaded yet: the server's data folder is missing " +
+        '(it was removed while Rivals was running). Nothing was saved. Whoever runs Rivals should stop it, ' +
+        'then restore the folder from a backup, or start it again to begin with an empty database.',
+    );
   // The database is down (a restart, a failover) or full: nothing was changed, and the same request may be sent
   // again — the browser does so by itself for calls, with the same idempotency key.
   if (isDatabaseUnavailable(error))
