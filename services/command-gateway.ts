@@ -66,6 +66,8 @@ export class CommandGateway {
       inbox: CommandInbox;
       log: Logger;
       clock?: () => Date;
+      /** Told whether the database took the last command (false: unreachable, or full; see readiness). */
+      onDatabase?: (took: boolean, error?: unknown) => void;
     },
   ) {
     deps.results.subscribe((commandId, outcome) => this.waiting.get(commandId)?.(outcome));
@@ -105,7 +107,9 @@ export class CommandGateway {
 
   private async admit(envelope: CommandEnvelope, requestDigest: string | undefined) {
     try {
-      return await this.deps.inbox.admit(envelope, requestDigest);
+      const admission = await this.deps.inbox.admit(envelope, requestDigest);
+      this.deps.onDatabase?.(true);
+      return admission;
     } catch (error) {
       if (refusedBytes(error))
         throw new ValidationError(
@@ -113,6 +117,7 @@ export class CommandGateway {
         );
       // Only an unreachable or full database is "try again"; anything else is a bug to see as one.
       if (!isDatabaseUnavailable(error)) throw error;
+      this.deps.onDatabase?.(false, error);
       this.deps.log.warn({ err: error, commandId: envelope.commandId }, 'could not admit a command');
       throw new ServiceUnavailableError(
         `Your change could not be accepted because ${unavailableReason(error)}. Nothing was saved; please try again in a moment.`,

@@ -49,6 +49,10 @@ export function healthRoutes(
     }
     // Only once the token is checked: a request without it (or with /metrics off) costs no database query.
     await readGauges();
+    // What background work and writes reported is known without a query: current at every scrape, not
+    // only as of the last /readyz (which sets the checks that do query).
+    for (const [dependency, unavailable] of Object.entries(deps.readiness?.unavailable() ?? {}))
+      metrics.unavailable.set({ dependency }, unavailable ? 1 : 0);
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();
   });

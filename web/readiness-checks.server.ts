@@ -42,8 +42,7 @@ export async function readinessChecks(deps: ReadinessDeps): Promise<Record<strin
     checks.database.state === 'ok'
       ? await projectionsCheck(deps)
       : { state: 'unknown', detail: 'the database is unavailable' };
-  for (const [dependency, problem] of Object.entries(deps.readiness?.current() ?? {}))
-    checks[dependency] = { state: 'unavailable', detail: problem };
+  Object.assign(checks, deps.readiness?.current());
   return checks;
 }
 

@@ -8,7 +8,7 @@ import { CommandInbox } from '#events/store/command-inbox.ts';
 import { DeadLetterStore } from '#events/store/dead-letters.ts';
 import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import type { Config } from '#infra/config.ts';
-import type { Database } from '#infra/db/database.ts';
+import { isConnectionError, unavailableReason, type Database } from '#infra/db/database.ts';
 import { migrate } from '#infra/db/migrate.ts';
 import { openDatabase } from '#infra/db/open-database.ts';
 import type { Logger } from '#infra/logger.ts';
@@ -74,7 +74,12 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
     closers.push(() => opened.close());
     const { bus, results, redis } = opened;
     const inbox = new CommandInbox(db.pool);
-    const gateway = new CommandGateway({ bus, results, store, inbox, log });
+    const readiness = new Readiness();
+    const gateway = new CommandGateway({
+      ...{ bus, results, store, inbox, log },
+      onDatabase: (took, error) =>
+        reportWrites(readiness, 'database (writes)', took ? undefined : error, WRITE_REFUSED_READINESS_MS),
+    });
     const watcher = new ProjectionWatcher(db);
     await watcher.start();
     closers.push(() => watcher.stop());
@@ -84,7 +89,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       redis,
       runner: undefined,
       metrics: createMetrics(),
-      readiness: new Readiness(),
+      readiness,
       close: closers.close,
     };
     if (options.work ?? config.ROLE !== 'web')
@@ -94,6 +99,24 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
     await closers.close();
     throw error;
   }
+}
+
+/**
+ * How long a change refused because the database could not take it (its disk full, out of memory,
+ * unreachable) keeps this process unready without a new refusal. Nothing cheap says whether the next
+ * write fits: a probe that writes costs a write per probe, and may fit in a page that still has room
+ * while other writes do not. So the last write's outcome decides: one that succeeds clears it at once,
+ * and without writes it lapses, since a load balancer that took the instance out of rotation sends
+ * none to clear it. (The worker needs no lapse: it retries a refused command in place every 2 s.)
+ */
+const WRITE_REFUSED_READINESS_MS = 30_000;
+
+/** A write's outcome for /readyz; a refusal says why ("unavailable: the server's disk is full"). */
+function reportWrites(readiness: Readiness, dependency: string, error: unknown, forMs?: number): void {
+  if (error === undefined) return readiness.report(dependency, undefined);
+  // "Unreachable" is the database check's own word; a full disk or a missing folder is said as such.
+  const state = isConnectionError(error) ? undefined : `unavailable: ${unavailableReason(error)}`;
+  readiness.report(dependency, error, { state, forMs });
 }
 
 /** Closers run newest first, each failure logged and the rest still run. */
@@ -149,7 +172,7 @@ async function startWork(runtime: Runtime, closers: Closers, claimIdleMs: number
       return store.notifyAppended();
     },
     onBus: (ok, error) => readiness.report('command bus', ok ? undefined : error),
-    onDatabase: (ok, error) => readiness.report('database (commands)', ok ? undefined : error),
+    onDatabase: (ok, error) => reportWrites(readiness, 'database (commands)', ok ? undefined : error),
     onOutcome: (delivery, outcome) =>
       metrics.commands.inc({ type: delivery.envelope.command.type, status: outcome.status }),
   });
