@@ -76,7 +76,7 @@ async function openPglite(location: string): Promise<PGlite> {
     return pglite;
   } catch (error) {
     await pglite?.close().catch(() => undefined);
-    const reason = ((error as Error).message || String(error)).split('\n')[0];
+    const reason = openFailureReason(error);
     throw new StartupError(
       `The database in ${location} could not be opened (${reason}). Nothing was changed. It may be damaged ` +
         '(copied while Rivals was running, a disk that filled up or failed) or its permissions changed (it ' +
@@ -84,6 +84,32 @@ async function openPglite(location: string): Promise<PGlite> {
         'folder to start empty.',
     );
   }
+}
+
+/** Emscripten's file-system errors carry only a number (its own numbering, not the host's). */
+const fileSystemErrors: Record<number, string> = {
+  2: 'permission denied',
+  29: 'input/output error',
+  44: 'a file or folder it needs is missing',
+  51: 'no space left on the disk',
+  63: 'operation not permitted',
+};
+
+/**
+ * Why PGlite could not open its folder, in one line. Its file system throws errors that are not
+ * `Error`s (an object with an `errno` and no message), which `String` turns into "[object Object]".
+ */
+export function openFailureReason(error: unknown): string {
+  const { message, errno, code } = (typeof error === 'object' && error !== null ? error : {}) as {
+    message?: unknown;
+    errno?: unknown;
+    code?: unknown;
+  };
+  if (typeof message === 'string' && message.trim() !== '') return message.trim().split('\n')[0] ?? message;
+  if (typeof errno === 'number') return fileSystemErrors[errno] ?? `file system error ${errno}`;
+  if (typeof code === 'string') return code;
+  if (typeof error === 'string' && error.trim() !== '') return error.trim().split('\n')[0] ?? error;
+  return 'no reason given';
 }
 
 /**
