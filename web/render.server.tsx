@@ -13,9 +13,12 @@ export function pageContext(ctx: Context): PageContext {
     path: ctx.path,
     flash: (ctx.state.flash as PageContext['flash'] | undefined) ?? [],
     assets: ctx.state.assets as PageContext['assets'],
-    timeZone: timeZoneOfCookie(ctx.cookies.get(TIME_ZONE_COOKIE)),
+    timeZone: timeZoneOf(ctx),
   };
 }
+
+/** The viewer's time zone, as its browser said (decision 0019); UTC until it has. */
+export const timeZoneOf = (ctx: Context): string => timeZoneOfCookie(ctx.cookies.get(TIME_ZONE_COOKIE));
 
 /** Where pages are encoded before they are copied out (3 bytes a char at most); grows up to 4 MB. */
 const SCRATCH_MAX = 4 * 1024 * 1024;

@@ -10,7 +10,7 @@ import { decideAndAppend, loadState, type WriteModel } from '../decide-and-appen
 import { reject } from '../decider.ts';
 import { decideAndAppendSegmentMove, withOrdering } from '../ordering/reorder.ts';
 import { segmentsDecider } from '../segment/segments.ts';
-import { competitorDecider } from './competitor.ts';
+import { competitorDecider, resolveEdit, type CompetitorState } from './competitor.ts';
 import { competitorNameDecider } from './competitor-name.ts';
 
 /** Sub-steps of one command get ids derived from it, so a redelivery replays each step idempotently. */
@@ -79,18 +79,22 @@ export async function addCompetitor(
 }
 
 /**
- * A rename claims the new name first and releases the old one after the update is stored. The segment
- * is not an edited field: if the user changed it from what the form showed, it becomes a move on the
- * board after the update, so an edit form opened before a board move cannot undo it (decision 0013).
+ * An edit from a form opened before someone else's save is merged with it first (decision 0020): the
+ * name the merge keeps is the one claimed. A rename claims the new name first and releases the old one
+ * after the update is stored. The segment is not an edited field: if the user changed it from what the
+ * form showed, it becomes a move on the board after the update, so an edit form opened before a board
+ * move cannot undo it (decision 0013).
  */
 export async function updateCompetitor(
   w: WriteModel,
-  command: UpdateCompetitorCommand,
+  sent: UpdateCompetitorCommand,
   metadata: EventMetadata,
 ): Promise<Outcome> {
-  const { competitorId, name, segmentId, baseSegmentId } = command.payload;
+  const { competitorId, segmentId, baseSegmentId } = sent.payload;
   const stream = competitorStream(competitorId);
   const { state } = await loadState(w.store, stream, competitorDecider, w.cache);
+  const command = { ...mergedNow(state, sent), senderId: metadata.actor.id };
+  const { name } = command.payload;
   const oldName = state.status === 'absent' ? undefined : state.fields.name;
   // A form without the segment it showed (rendered before forms carried it) is compared with the
   // segment the competitor stream knows, which a board move does not change: an untouched field stays.
@@ -122,6 +126,18 @@ export async function updateCompetitor(
     step(metadata, 'segment'),
   );
   return bothApplied(outcome, moved);
+}
+
+/**
+ * The edit merged with the fields as they are now, sent at this version; a conflict, or a form that names
+ * a version that never was, is left for the decider to refuse. Should another edit be stored before this
+ * one, the decider merges again from this version (its fields are known exactly).
+ */
+function mergedNow(state: CompetitorState, command: UpdateCompetitorCommand): UpdateCompetitorCommand {
+  if (state.status !== 'live') return command;
+  const merge = resolveEdit(state, command);
+  if (merge.status !== 'merged') return command;
+  return { ...command, payload: { ...command.payload, ...merge.fields, expectedVersion: state.version } };
 }
 
 /** Whether the competitor is live and named `name` now (as names compare). */

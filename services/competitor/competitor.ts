@@ -15,6 +15,7 @@ import {
 import type { Actor } from '#events/envelope.ts';
 import { assertNever } from '#infra/assert-never.ts';
 import { accept, reject, type Decider, type Decision } from '../decider.ts';
+import { editedFieldsOf, mergeEdit, type EditMerge, type FieldsChange } from './edit-merge.ts';
 
 export interface NoteState {
   value: string;
@@ -33,20 +34,21 @@ export type CompetitorState =
       fields: CompetitorFields;
       version: number;
       /**
-       * The version at which `fields` last changed. An edit form is stale only if they changed after it
-       * was opened: a note written meanwhile (which the form does not show) is no reason to refuse it.
+       * Every change of the fields an edit form writes, oldest first: a form opened at an older version
+       * is merged with what changed since (edit-merge.ts). A note written meanwhile (which the form does
+       * not show) is not among them, so it is no reason to refuse a form.
        */
-      fieldsVersion: number;
+      fieldChanges: FieldsChange[];
       notes: Record<NoteColumn, NoteState>;
     };
 
 /**
- * Commands the competitor stream decides. AddCompetitor carries the segments known at the time; a note
- * update carries who sends it, so a conflict with their own save (another tab) says so.
+ * Commands the competitor stream decides. AddCompetitor carries the segments known at the time; an edit
+ * and a note update carry who sends it, so a conflict with their own save (another tab) says so.
  */
 export type CompetitorStreamCommand =
   | (AddCompetitorCommand & { knownSegments: readonly string[] })
-  | UpdateCompetitorCommand
+  | (UpdateCompetitorCommand & { senderId?: string })
   | (UpdateCompetitorNoteCommand & { senderId?: string })
   | DeleteCompetitorCommand;
 
@@ -71,7 +73,7 @@ export const competitorDecider: Decider<CompetitorStreamCommand, CompetitorEvent
           competitorId: event.data.competitorId,
           fields: fieldsOf(event.data),
           version: event.streamVersion,
-          fieldsVersion: event.streamVersion,
+          fieldChanges: [fieldsChange(event)],
           notes: emptyNotes(),
         };
       case 'CompetitorUpdated': {
@@ -79,7 +81,8 @@ export const competitorDecider: Decider<CompetitorStreamCommand, CompetitorEvent
         // Only version 1 events carry a segment; later segment changes live in the ordering stream.
         const segmentId = event.data.segmentId ?? state.fields.segmentId;
         const fields = fieldsOf({ ...event.data, segmentId });
-        return { ...state, fields, version: event.streamVersion, fieldsVersion: event.streamVersion };
+        const fieldChanges = [...state.fieldChanges, fieldsChange(event)];
+        return { ...state, fields, version: event.streamVersion, fieldChanges };
       }
       case 'CompetitorNoteUpdated': {
         if (state.status === 'absent') return state;
@@ -117,20 +120,18 @@ export const competitorDecider: Decider<CompetitorStreamCommand, CompetitorEvent
       }
       case 'UpdateCompetitor': {
         if (state.status !== 'live') return missing(state);
-        const { expectedVersion, competitorId } = command.payload;
-        const stale =
-          expectedVersion !== undefined &&
-          (expectedVersion < state.fieldsVersion || expectedVersion > state.version);
-        if (stale) {
+        const { competitorId } = command.payload;
+        const merge = resolveEdit(state, command);
+        if (merge.status === 'unknown-version') {
           return reject(
             'conflict',
-            'Someone else changed this competitor after you opened the form. Reload to see their changes.',
-            { details: { currentVersion: state.version } },
+            'This form names a version of this competitor that never was. Reload the page and make your change again.',
           );
         }
+        if (merge.status === 'conflict') return editConflict(state, merge, command.senderId);
         // The segment field is not written here: a change of it is a move on the board (handlers.ts).
-        const { name, website, threat, headquarters } = command.payload;
-        if (sameEditedFields(fieldsOf(command.payload), state.fields)) return accept();
+        const { name, website, threat, headquarters } = merge.fields;
+        if (sameEditedFields({ ...state.fields, ...merge.fields }, state.fields)) return accept();
         return accept({
           type: 'CompetitorUpdated',
           data: { name, website, threat, headquarters, competitorId },
@@ -176,6 +177,57 @@ function missing(state: CompetitorState) {
   return state.status === 'deleted'
     ? reject('not_found', 'This competitor was deleted.')
     : reject('not_found', 'This competitor does not exist.');
+}
+
+/** The state's fields as an event left them, with who changed them and when. */
+function fieldsChange(event: {
+  streamVersion: number;
+  data: CompetitorFields | Omit<CompetitorFields, 'segmentId'>;
+  metadata: { actor: Actor; at: string };
+}): FieldsChange {
+  const { name, website, threat, headquarters } = event.data;
+  return {
+    version: event.streamVersion,
+    fields: { name, website, threat, headquarters },
+    by: event.metadata.actor,
+    at: event.metadata.at,
+  };
+}
+
+/**
+ * An edit merged with what changed since its form was opened (a form without a version, from before
+ * forms carried one, is taken as it is). The command handler calls it too, to claim the name the
+ * merge keeps.
+ */
+export function resolveEdit(
+  state: Extract<CompetitorState, { status: 'live' | 'deleted' }>,
+  command: UpdateCompetitorCommand,
+): EditMerge {
+  const mine = editedFieldsOf(command.payload);
+  const { expectedVersion } = command.payload;
+  if (expectedVersion === undefined) return { status: 'merged', fields: mine };
+  if (expectedVersion > state.version) return { status: 'unknown-version' };
+  return mergeEdit(state.fieldChanges, expectedVersion, mine);
+}
+
+/**
+ * Fields both the form and someone since changed differently: refused, with what the form shows next —
+ * the merge, the version to send it at, and per field whose value it meets and when. The web layer words
+ * it on the viewer's clock; this message (UTC) is for logs and the command line.
+ */
+function editConflict(
+  state: Extract<CompetitorState, { status: 'live' | 'deleted' }>,
+  merge: Extract<EditMerge, { status: 'conflict' }>,
+  senderId: string | undefined,
+) {
+  const conflicts = merge.conflicts.map((c) => ({ ...c, byYou: c.by.id === senderId }));
+  const names = [...new Set(conflicts.map((c) => (c.byYou ? 'You' : c.by.name)))].join(' and ');
+  const fields = conflicts.map((c) => c.field).join(', ');
+  return reject(
+    'conflict',
+    `${names} changed ${fields} of this competitor after you opened the form. Keep yours or use theirs, then save again.`,
+    { details: { currentVersion: state.version, merged: merge.fields, conflicts } },
+  );
 }
 
 function staleNoteMessage(note: NoteState, byYou: boolean): string {

@@ -76,7 +76,7 @@ test.describe('live updates on every screen', () => {
     });
   });
 
-  test("an open edit form is saved over a colleague's note edit (the form shows no notes); a colleague's edit of its fields is refused", async ({
+  test("an open edit form is saved over a colleague's note edit (the form shows no notes) and merged with a colleague's edit of other fields", async ({
     browser,
     server,
   }) => {
@@ -97,7 +97,7 @@ test.describe('live updates on every screen', () => {
         `Cheaper now ${stamp}`,
       );
 
-      // A change to what the form shows is still refused, saying why, with what Bob typed kept.
+      // A change to other fields of the form is merged with Bob's: both are saved (decision 0020).
       await b.goto(`${server.url}/competitors/${id}/edit`);
       await b.getByLabel('Headquarters').fill('Lisbon');
       await a.goto(`${server.url}/competitors/${id}/edit`);
@@ -105,10 +105,9 @@ test.describe('live updates on every screen', () => {
       await a.getByRole('button', { name: 'Save changes' }).click();
       await expect(a).toHaveURL(`${server.url}/competitors/${id}`);
       await b.getByRole('button', { name: 'Save changes' }).click();
-      await expect(
-        b.getByText('Someone else changed this competitor after you opened the form.'),
-      ).toBeVisible();
-      await expect(b.getByLabel('Headquarters')).toHaveValue('Lisbon');
+      await expect(b).toHaveURL(`${server.url}/competitors/${id}`);
+      await expect(b.getByRole('heading', { name: `${name} Renamed` })).toBeVisible();
+      await expect(b.locator('#battlecard .battlecard__facts')).toContainText('Lisbon');
     });
   });
 

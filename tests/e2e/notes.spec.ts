@@ -422,7 +422,7 @@ test.describe('no lost updates', () => {
       // Both sessions are the same admin's: the dialog says it was them, elsewhere (not "Test admin
       // changed it", which reads as somebody else). Another user's name: notes-protocol.test.ts.
       await expect(db.text).toContainText(
-        /You changed this note at \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC in another tab or window, after you opened it here\./,
+        /You changed this note at \d{1,2} \w{3,4} \d{4}, \d{2}:\d{2} UTC in another tab or window, after you opened it here\./,
       );
       await expect(db.text).toContainText('Text from A.');
       // The saved text stands on its own lines (a note's line breaks are kept), not run into the message.

@@ -99,7 +99,12 @@ describe.each(databaseBackends)('competitor forms on %s', (backend) => {
       expectedVersion: String(version),
     });
     expect(stale.status).toBe(409);
-    expect(await stale.text()).toContain('Someone else changed this competitor after you opened the form.');
+    // The newer save was this editor's own (another tab): it says so, and marks the field both changed.
+    const html = await stale.text();
+    expect(html).toContain(
+      'You changed this competitor in another tab or window after you opened this form.',
+    );
+    expect(errorOf(html, 'threat')).toMatch(/^You changed this to “low” in another tab or window/);
   });
 
   it('a viewer can read but not add, edit or delete', async () => {

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { competitorStream } from '#events/streams.ts';
+import { formatTime } from '#web/components/format.ts';
+import { TIME_ZONE_COOKIE } from '#web/components/time-zone.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
@@ -268,7 +270,7 @@ describe.each(databaseBackends)('notes component protocol on %s', (backend) => {
     const answer = await expectRejected(
       () => call(editor, updateNote({ competitorId: id, column: 'weaknesses', value: 'Stale edit' }, 1)),
       409,
-      /^Test admin changed this note at \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC, after you opened it\.$/,
+      /^Test admin changed this note at \d{1,2} \w{3,4} \d{4}, \d{2}:\d{2} UTC, after you opened it\.$/,
     );
     expect(answer).toMatchObject({ status: 'rejected', code: 'conflict' });
     expect(answer.details).toEqual({
@@ -284,9 +286,20 @@ describe.each(databaseBackends)('notes component protocol on %s', (backend) => {
     const own = await expectRejected(
       () => call(admin, updateNote({ competitorId: id, column: 'weaknesses', value: 'Own stale' }, 1)),
       409,
-      /^You changed this note at \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC in another tab or window, after you opened it here\.$/,
+      /^You changed this note at \d{1,2} \w{3,4} \d{4}, \d{2}:\d{2} UTC in another tab or window, after you opened it here\.$/,
     );
     expect(own.details).toMatchObject({ changedBy: 'Test admin', changedByYou: true });
+    // A viewer in Tokyo reads the time on their own clock, as every page writes it (decision 0019).
+    editor.cookies.set(TIME_ZONE_COOKIE, 'Asia/Tokyo');
+    const tokyo = await expectRejected(
+      () => call(editor, updateNote({ competitorId: id, column: 'weaknesses', value: 'Stale edit' }, 1)),
+      409,
+      /GMT\+9, after you opened it\.$/,
+    );
+    editor.cookies.delete(TIME_ZONE_COOKIE);
+    expect(tokyo.message).toBe(
+      `Test admin changed this note at ${formatTime(String(latest?.metadata.at), 'Asia/Tokyo')}, after you opened it.`,
+    );
     // Another column is not affected by that version, and the current version goes through.
     const other = await call(editor, updateNote({ competitorId: id, column: 'general', value: 'Other' }, 0));
     expect(other.answer.status).toBe('accepted');

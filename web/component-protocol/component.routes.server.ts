@@ -1,7 +1,9 @@
 import { ForbiddenError, NotFoundError, UnsupportedMediaTypeError, ValidationError } from '#infra/errors.ts';
 import { can } from '#events/user/permissions.ts';
 import { dispatchAndWaitVisible, unconfirmedChange } from '../commands.server.ts';
+import { noteConflictMessage } from '../components/note-conflict.ts';
 import type { SessionUser } from '../pages/page-context.ts';
+import { timeZoneOf } from '../render.server.tsx';
 import { route, type RouteDef } from '../routing.server.ts';
 import { fieldErrors } from '../zod-form.server.ts';
 import { componentRegistry, componentRequestSchema } from './registry.server.ts';
@@ -77,7 +79,9 @@ export const componentRoutes = (pages: readonly RouteDef[]): RouteDef[] => [
     }
     if (outcome.status === 'rejected') {
       ctx.status = statusOf[outcome.code];
-      ctx.body = outcome;
+      // A note saved meanwhile: when, on the viewer's clock (the decider's own message is in UTC).
+      const message = outcome.code === 'conflict' && noteConflictMessage(outcome.details, timeZoneOf(ctx));
+      ctx.body = message ? { ...outcome, message } : outcome;
       return;
     }
     ctx.body = {

@@ -24,7 +24,7 @@ import {
 } from '../../commands.server.ts';
 import { parseTableState, toQueryString } from '../../components/data-table/table-state.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
-import { pageContext, renderHtml } from '../../render.server.tsx';
+import { pageContext, renderHtml, timeZoneOf } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import { fieldErrors, formValues } from '../../zod-form.server.ts';
 import {
@@ -32,6 +32,7 @@ import {
   emptyCompetitorForm,
   type CompetitorFormValues,
 } from './competitor-form.page.tsx';
+import { editConflictForm } from './edit-conflict.ts';
 
 const formKeys = [...competitorFieldNames, 'expectedVersion', 'baseSegmentId'] as const;
 const expectedVersion = z.coerce.number().int().nonnegative().optional();
@@ -92,6 +93,9 @@ async function submitForm(
     competitorReadModels,
   );
   if (outcome?.status === 'rejected') {
+    // Both changed a field since the form was opened: the merge, each such field marked (decision 0020).
+    const merge = outcome.code === 'conflict' && editConflictForm(outcome.details, values, timeZoneOf(ctx));
+    if (merge) return renderForm(ctx, deps, { ...form, ...merge }, 409);
     const errors = outcome.fields ?? { _form: outcome.message };
     return renderForm(ctx, deps, { ...form, errors }, outcome.code === 'conflict' ? 409 : 400);
   }
