@@ -60,11 +60,17 @@ test('an edit form opened before a colleague saved takes their other changes and
     );
     await expect(b.getByLabel('Threat')).toHaveAttribute('aria-invalid', 'true');
 
-    // Keeping his: the form's version moved on, so the next send goes through.
+    // One "Use theirs", for the one field both changed; it puts Ada's value in, and the form's version
+    // moved on, so this send goes through.
+    const useTheirs = b.getByRole('button', { name: 'Use theirs' });
+    await expect(useTheirs).toHaveCount(1);
+    await useTheirs.click();
+    await expect(b.getByLabel('Threat')).toHaveValue('high');
+    await expect(b.getByLabel('Threat')).toBeFocused();
     await b.getByRole('button', { name: 'Save changes' }).click();
     await expect(b).toHaveURL(`${server.url}/competitors/${id}`);
     const facts = b.locator('#battlecard .battlecard__facts');
-    await expect(facts).toContainText('low');
+    await expect(facts).toContainText('high');
     await expect(facts).toContainText('Lisbon');
     await expect(b.getByRole('heading', { name: `${name} Renamed` })).toBeVisible();
   } finally {

@@ -161,6 +161,10 @@ describe('conflict messages on the viewer’s clock (web layer)', () => {
     expect(form?.errors.headquarters).toBe(
       'You cleared this in another tab or window (26 Nov 2026, 13:10 GMT+9); keep this one or use that.',
     );
+    expect(form?.theirs).toEqual({
+      website: { value: 'https://acme.io', label: 'Use theirs' },
+      headquarters: { value: '', label: 'Use that one' },
+    });
     expect(form?.errors._form).toMatch(
       /^You \(in another tab or window\) and Grace changed this competitor after you opened this form\./,
     );

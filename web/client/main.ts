@@ -11,6 +11,7 @@ import { connectRealtime } from './realtime.ts';
 import { installSortableLists } from './sortable-lists.ts';
 import { rememberTimeZone } from './time-zone-cookie.ts';
 import { installUnsentForms } from './unsent-forms.ts';
+import { installUseTheirs } from './use-theirs.ts';
 
 /** Hydrates every server-rendered island with the props it was rendered with. */
 async function hydrateIslands(): Promise<void> {
@@ -37,5 +38,6 @@ installPrint();
 installNotesDialog();
 installSortableLists();
 installUnsentForms();
+installUseTheirs();
 void connectRealtime();
 void hydrateIslands().then(() => document.documentElement.setAttribute('data-ready', 'true'));

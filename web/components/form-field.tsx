@@ -8,6 +8,8 @@ export function Field(props: {
   hint?: string;
   /** The control takes the cursor when the page loads (see firstInvalid). */
   autoFocus?: boolean;
+  /** Shown after the error: something to do about it (the edit form's "Use theirs"). */
+  action?: ReactNode;
   children: (a11y: {
     id: string;
     'aria-invalid': boolean | undefined;
@@ -37,6 +39,7 @@ export function Field(props: {
           {props.error}
         </p>
       )}
+      {props.action}
     </div>
   );
 }

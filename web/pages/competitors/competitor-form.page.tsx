@@ -21,16 +21,51 @@ export const emptyCompetitorForm: CompetitorFormValues = {
   headquarters: '',
 };
 
+/** The value a conflicting field meets, as the form writes it, and its button's words. */
+export interface TheirValue {
+  value: string;
+  label: string;
+}
+
+/**
+ * After an edit conflict (decision 0020): a button that puts the other value into the field. Hidden until
+ * the page's script (web/client/use-theirs.ts) makes it work; without it the user types the value shown.
+ */
+function UseTheirs(props: { field: CompetitorFieldName; theirs: TheirValue | undefined }) {
+  if (props.theirs === undefined) return null;
+  return (
+    <button
+      type="button"
+      className="button field__action"
+      data-use-theirs={props.field}
+      data-value={props.theirs.value}
+      aria-describedby={`field-${props.field}-error`}
+      hidden
+    >
+      {props.theirs.label}
+    </button>
+  );
+}
+
 export function CompetitorFormPage(props: {
   page: PageContext;
   mode: 'new' | 'edit';
   action: string;
   values: CompetitorFormValues;
   errors: Record<string, string>;
+  /** After an edit conflict: the value each conflicting field meets, and what its button says. */
+  theirs?: Partial<Record<CompetitorFieldName, TheirValue>>;
   segments: Segment[];
   cancelHref: string;
 }) {
   const { page, values, errors } = props;
+  // What every field takes from the form's state: its error, the cursor, and after a conflict "Use theirs".
+  const state = (field: CompetitorFieldName) => ({
+    name: field,
+    error: errors[field],
+    autoFocus: focus === field,
+    action: <UseTheirs field={field} theirs={props.theirs?.[field]} />,
+  });
   const title = props.mode === 'new' ? 'Add competitor' : `Edit ${values.name}`;
   // The first field in error takes the cursor; with none, the name does.
   const focus = firstInvalid(errors, ['name', 'website', 'segmentId', 'threat', 'headquarters']) ?? 'name';
@@ -45,16 +80,10 @@ export function CompetitorFormPage(props: {
           <input type="hidden" name="expectedVersion" value={values.expectedVersion} />
         )}
         {values.baseSegmentId && <input type="hidden" name="baseSegmentId" value={values.baseSegmentId} />}
-        <Field name="name" label="Name" error={errors.name} autoFocus={focus === 'name'}>
+        <Field {...state('name')} label="Name">
           {(a11y) => <input {...a11y} name="name" defaultValue={values.name} required maxLength={120} />}
         </Field>
-        <Field
-          name="website"
-          label="Website"
-          error={errors.website}
-          hint="Optional; an http:// or https:// address."
-          autoFocus={focus === 'website'}
-        >
+        <Field {...state('website')} label="Website" hint="Optional; an http:// or https:// address.">
           {(a11y) => (
             <input
               {...a11y}
@@ -66,7 +95,7 @@ export function CompetitorFormPage(props: {
             />
           )}
         </Field>
-        <Field name="segmentId" label="Segment" error={errors.segmentId} autoFocus={focus === 'segmentId'}>
+        <Field {...state('segmentId')} label="Segment">
           {(a11y) => (
             <select {...a11y} name="segmentId" defaultValue={values.segmentId} required>
               <option value="">Choose a segment…</option>
@@ -78,7 +107,7 @@ export function CompetitorFormPage(props: {
             </select>
           )}
         </Field>
-        <Field name="threat" label="Threat" error={errors.threat} autoFocus={focus === 'threat'}>
+        <Field {...state('threat')} label="Threat">
           {(a11y) => (
             <select {...a11y} name="threat" defaultValue={values.threat}>
               {threats.map((t) => (
@@ -89,13 +118,7 @@ export function CompetitorFormPage(props: {
             </select>
           )}
         </Field>
-        <Field
-          name="headquarters"
-          label="Headquarters"
-          error={errors.headquarters}
-          hint="Optional."
-          autoFocus={focus === 'headquarters'}
-        >
+        <Field {...state('headquarters')} label="Headquarters" hint="Optional.">
           {(a11y) => (
             <input {...a11y} name="headquarters" defaultValue={values.headquarters} maxLength={120} />
           )}

@@ -6,6 +6,7 @@ import { text } from '#events/text.ts';
 import {
   competitorFieldNames,
   typedCompetitorFields,
+  type CompetitorFieldName,
   type CompetitorFields,
 } from '#events/competitor/fields.ts';
 import { NotFoundError, ValidationError } from '#infra/errors.ts';
@@ -31,6 +32,7 @@ import {
   CompetitorFormPage,
   emptyCompetitorForm,
   type CompetitorFormValues,
+  type TheirValue,
 } from './competitor-form.page.tsx';
 import { editConflictForm } from './edit-conflict.ts';
 
@@ -50,6 +52,7 @@ async function renderForm(
     action: string;
     values: CompetitorFormValues;
     errors?: Record<string, string>;
+    theirs?: Partial<Record<CompetitorFieldName, TheirValue>>;
     cancelHref: string;
   },
   status = 200,

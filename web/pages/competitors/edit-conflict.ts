@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CompetitorFieldName } from '#events/competitor/fields.ts';
 import { formatTime } from '../../components/format.ts';
-import type { CompetitorFormValues } from './competitor-form.page.tsx';
+import type { CompetitorFormValues, TheirValue } from './competitor-form.page.tsx';
 
 const editedField = z.enum(['name', 'website', 'threat', 'headquarters']);
 const conflict = z.object({
@@ -25,6 +25,13 @@ const labels: Record<z.infer<typeof editedField>, string> = {
   headquarters: 'headquarters',
 };
 
+/** The edit form's values, its messages, and the other value of each field both changed. */
+export interface ConflictForm {
+  values: CompetitorFormValues;
+  errors: Partial<Record<CompetitorFieldName | '_form', string>>;
+  theirs: Partial<Record<CompetitorFieldName, TheirValue>>;
+}
+
 /**
  * The edit form shown again after a real conflict (decision 0020): what the user typed where they both
  * changed a field, everyone else's changes taken in elsewhere, the version advanced so the next send goes
@@ -35,9 +42,7 @@ export function editConflictForm(
   details: unknown,
   typed: CompetitorFormValues,
   timeZone: string,
-):
-  | { values: CompetitorFormValues; errors: Partial<Record<CompetitorFieldName | '_form', string>> }
-  | undefined {
+): ConflictForm | undefined {
   const parsed = editConflictDetails.safeParse(details);
   if (!parsed.success) return undefined;
   const { currentVersion, merged, conflicts } = parsed.data;
@@ -45,7 +50,9 @@ export function editConflictForm(
   for (const [field, value] of Object.entries(merged) as [keyof typeof merged, string | null][])
     values[field] = value ?? '';
   const errors: Partial<Record<CompetitorFieldName | '_form', string>> = {};
+  const theirs: Partial<Record<CompetitorFieldName, TheirValue>> = {};
   for (const c of conflicts) {
+    theirs[c.field] = { value: c.theirs ?? '', label: c.byYou ? 'Use that one' : 'Use theirs' };
     const when = formatTime(c.at, timeZone);
     const change = c.theirs === null ? 'cleared this' : `changed this to “${c.theirs}”`;
     errors[c.field] = c.byYou
@@ -53,7 +60,7 @@ export function editConflictForm(
       : `${c.by.name} ${change} (${when}); keep yours or use theirs.`;
   }
   errors._form = formMessage(conflicts);
-  return { values, errors };
+  return { values, errors, theirs };
 }
 
 function formMessage(conflicts: z.infer<typeof conflict>[]): string {
