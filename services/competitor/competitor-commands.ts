@@ -79,7 +79,7 @@ export async function addCompetitor(
 }
 
 /**
- * An edit from a form opened before someone else's save is merged with it first (decision 0020): the
+ * An edit from a form opened before someone else's save is merged with it first (decision 0021): the
  * name the merge keeps is the one claimed. A rename claims the new name first and releases the old one
  * after the update is stored. The segment is not an edited field: if the user changed it from what the
  * form showed, it becomes a move on the board after the update, so an edit form opened before a board

@@ -3,7 +3,7 @@ import { expect, test } from './support/fixtures.ts';
 import { addCompetitor, deleteCompetitor } from './support/competitors.ts';
 import { signIn } from './support/sign-in.ts';
 
-/* Two people edit one competitor at once (decision 0020): a three-way merge, and only real overlaps asked. */
+/* Two people edit one competitor at once (decision 0021): a three-way merge, and only real overlaps asked. */
 
 test.setTimeout(90_000);
 

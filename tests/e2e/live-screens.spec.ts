@@ -97,7 +97,7 @@ test.describe('live updates on every screen', () => {
         `Cheaper now ${stamp}`,
       );
 
-      // A change to other fields of the form is merged with Bob's: both are saved (decision 0020).
+      // A change to other fields of the form is merged with Bob's: both are saved (decision 0021).
       await b.goto(`${server.url}/competitors/${id}/edit`);
       await b.getByLabel('Headquarters').fill('Lisbon');
       await a.goto(`${server.url}/competitors/${id}/edit`);

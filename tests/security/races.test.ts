@@ -248,7 +248,7 @@ describe.each(securityBackends)('racing changes on %s', (backend) => {
       const version = (await competitorRow(id))?.version ?? 0;
       const name = unique('Same new name');
       const answers = await Promise.all([edit(editor, id, name, version), edit(other, id, name, version)]);
-      // The same change from both: nothing to choose between, so the later one merges to it (decision 0020).
+      // The same change from both: nothing to choose between, so the later one merges to it (decision 0021).
       expect(answers.map((a) => a.status)).toEqual([302, 302]);
       expect((await competitorRow(id))?.name).toBe(name);
       const copy = await addByForm(editor, name);

@@ -1,5 +1,5 @@
 /**
- * The edit form shown again after a conflict (decision 0020) marks each field both changed, with a button
+ * The edit form shown again after a conflict (decision 0021) marks each field both changed, with a button
  * that puts the other value in. The server renders the buttons hidden (without this script they would do
  * nothing; the value is in the message, to type); this shows them and makes them work.
  */

@@ -28,7 +28,7 @@ export interface TheirValue {
 }
 
 /**
- * After an edit conflict (decision 0020): a button that puts the other value into the field. Hidden until
+ * After an edit conflict (decision 0021): a button that puts the other value into the field. Hidden until
  * the page's script (web/client/use-theirs.ts) makes it work; without it the user types the value shown.
  */
 function UseTheirs(props: { field: CompetitorFieldName; theirs: TheirValue | undefined }) {

@@ -96,7 +96,7 @@ async function submitForm(
     competitorReadModels,
   );
   if (outcome?.status === 'rejected') {
-    // Both changed a field since the form was opened: the merge, each such field marked (decision 0020).
+    // Both changed a field since the form was opened: the merge, each such field marked (decision 0021).
     const merge = outcome.code === 'conflict' && editConflictForm(outcome.details, values, timeZoneOf(ctx));
     if (merge) return renderForm(ctx, deps, { ...form, ...merge }, 409);
     const errors = outcome.fields ?? { _form: outcome.message };

@@ -33,7 +33,7 @@ export interface ConflictForm {
 }
 
 /**
- * The edit form shown again after a real conflict (decision 0020): what the user typed where they both
+ * The edit form shown again after a real conflict (decision 0021): what the user typed where they both
  * changed a field, everyone else's changes taken in elsewhere, the version advanced so the next send goes
  * through, and each conflicting field marked with the value it meets — who wrote it, when, on the viewer's
  * clock. Undefined when the details are not an edit conflict's (a form naming a version that never was).
