@@ -44,6 +44,38 @@ test.describe('live updates on every screen', () => {
     });
   });
 
+  test("a change projected between a page's render and its first head check is shown, not taken as the starting point", async ({
+    browser,
+    server,
+  }) => {
+    await withTwoSignedIn(browser, server.url, async (a, b, ids) => {
+      const stamp = Date.now();
+      const id = await addCompetitor(a, server.url, `Render Gap ${stamp}`);
+      ids.push(id);
+      // Bob's page gets no socket messages, and its first head check waits until Alice's change is projected.
+      const socket = await cuttableSocket(b);
+      await socket.cut();
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let held = 0;
+      await b.route('**/live/position', async (route) => {
+        if (held++ === 0) await released;
+        await route.continue();
+      });
+      await b.goto(`${server.url}/competitors/${id}`);
+      await expect.poll(() => held).toBe(1);
+      await expect(b.locator('meta[name="live-position"]')).toHaveAttribute('content', /^\d+$/);
+
+      await putNote(a, server.url, id, 'pricing', `Priced after the render ${stamp}`);
+      await expect
+        .poll(async () => (await a.request.get(`${server.url}/competitors/${id}`)).text())
+        .toContain(`Priced after the render ${stamp}`);
+      release();
+
+      await expect(b.locator('#battlecard')).toContainText(`Priced after the render ${stamp}`);
+    });
+  });
+
   test("an open battlecard takes a colleague's rename: its heading and the tab's title, not only the facts", async ({
     browser,
     server,

@@ -32,7 +32,9 @@ export async function connectRealtime(): Promise<void> {
   const { io } = await import('socket.io-client');
   const socket = io({ path: '/socket.io', transports: ['websocket'] });
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let lastPosition: number | undefined;
+  // Where the page stood when it was rendered: a change projected before this tab's socket joined is
+  // then caught by the first head check. Undefined on a page rendered without it (its first check learns).
+  let lastPosition = renderedAt('live-position');
 
   const setPosition = (position: number) => {
     lastPosition = Math.max(lastPosition ?? 0, position);
@@ -60,7 +62,7 @@ export async function connectRealtime(): Promise<void> {
    * The audit log follows its own position (its newest line): user changes and operator actions reach
    * it and no other read model, so the competitor list's position never says it is behind.
    */
-  let lastAudit: number | undefined;
+  let lastAudit = renderedAt('live-audit');
   let auditTimer: ReturnType<typeof setTimeout> | undefined;
   const setAudit = (position: number) => {
     lastAudit = Math.max(lastAudit ?? 0, position);
@@ -94,7 +96,8 @@ export async function connectRealtime(): Promise<void> {
       if (pageUser && userId !== pageUser) return;
       // Signed in (the position is for signed-in users only): a socket the server closed can open again.
       reopen();
-      // The first check only learns where the page stands; later ones refetch when behind.
+      // Refetch when behind where the page stands (as rendered, or as last applied); a page that does
+      // not know where it stands only learns it.
       if (lastPosition !== undefined && position > lastPosition) refreshSoon('all');
       setPosition(position);
       if (audit !== undefined) {
@@ -170,4 +173,11 @@ export async function connectRealtime(): Promise<void> {
     if (document.visibilityState === 'visible') void checkPosition();
   }, HEAD_CHECK_EVERY_MS);
   void checkPosition();
+}
+
+/** A position the server wrote into the page as it rendered it (`<meta name="live-…">`), if any. */
+function renderedAt(name: 'live-position' | 'live-audit'): number | undefined {
+  const content = document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content;
+  const position = content === undefined ? NaN : Number(content);
+  return Number.isSafeInteger(position) && position >= 0 ? position : undefined;
 }

@@ -1,4 +1,5 @@
 import type { Role } from '#events/user/fields.ts';
+import type { LivePositions } from '../realtime/live-positions.ts';
 
 export interface SessionUser {
   id: string;
@@ -22,4 +23,6 @@ export interface PageContext {
   assets: { css: string; js: string };
   /** The viewer's IANA time zone (its browser's, from a cookie; UTC until it has said): times are written in it. */
   timeZone: string;
+  /** How far the read models were when this full page was rendered (signed in only); its live updates start there. */
+  live?: LivePositions;
 }

@@ -1,6 +1,7 @@
 import { can } from '#events/user/permissions.ts';
 import type { SessionUser } from '../pages/page-context.ts';
 import { route, type RouteDef } from '../routing.server.ts';
+import { readLivePositions } from './live-positions.server.ts';
 
 /**
  * GET /live/position: how far the competitor list has been projected. Broadcasts are hints; a browser
@@ -12,22 +13,9 @@ import { route, type RouteDef } from '../routing.server.ts';
  */
 export const liveRoutes: RouteDef[] = [
   route('GET', '/live/position', 'competitors.view', async (ctx, deps) => {
-    const { rows } = await deps.db.pool.query<{ position: number }>(
-      `SELECT position FROM projection_checkpoints WHERE projection = 'competitor-list'`,
-    );
     const user = ctx.state.user as SessionUser;
-    const audit = can(user.role, 'audit.view')
-      ? (
-          await deps.db.pool.query<{ position: number | null }>(
-            'SELECT max(position)::bigint AS position FROM audit_log',
-          )
-        ).rows[0]?.position
-      : undefined;
+    const positions = await readLivePositions(deps.db.pool, can(user.role, 'audit.view'));
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = {
-      position: rows[0]?.position ?? 0,
-      ...(audit !== undefined ? { audit: Number(audit ?? 0) } : {}),
-      userId: user.id,
-    };
+    ctx.body = { ...positions, userId: user.id };
   }),
 ];
