@@ -12,6 +12,7 @@ import {
   type CompetitorFields,
   type NoteColumn,
 } from '#events/competitor/fields.ts';
+import { noteConflictText } from '#events/competitor/note-conflict-text.ts';
 import type { Actor } from '#events/envelope.ts';
 import { assertNever } from '#infra/assert-never.ts';
 import { accept, reject, type Decider, type Decision } from '../decider.ts';
@@ -231,7 +232,6 @@ function editConflict(
 }
 
 function staleNoteMessage(note: NoteState, byYou: boolean): string {
-  const when = note.at ? ` at ${note.at.slice(0, 16).replace('T', ' ')} UTC` : '';
-  if (byYou) return `You changed this note${when} in another tab or window, after you opened it here.`;
-  return `${note.by?.name ?? 'Someone'} changed this note${when}, after you opened it.`;
+  const when = note.at ? `${note.at.slice(0, 16).replace('T', ' ')} UTC` : undefined;
+  return noteConflictText(note.by?.name, byYou, when);
 }

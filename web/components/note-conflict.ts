@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { noteConflictText } from '#events/competitor/note-conflict-text.ts';
 import { formatTime } from './format.ts';
 
 /** What the competitor decider says of a note saved since the dialog opened (services/competitor). */
@@ -16,7 +17,9 @@ export function noteConflictMessage(details: unknown, timeZone: string): string 
   const parsed = noteConflictDetails.safeParse(details);
   if (!parsed.success) return undefined;
   const { changedBy, changedByYou, changedAt } = parsed.data;
-  const when = changedAt ? ` at ${formatTime(changedAt, timeZone)}` : '';
-  if (changedByYou) return `You changed this note${when} in another tab or window, after you opened it here.`;
-  return `${changedBy ?? 'Someone'} changed this note${when}, after you opened it.`;
+  return noteConflictText(
+    changedBy ?? undefined,
+    changedByYou,
+    changedAt ? formatTime(changedAt, timeZone) : undefined,
+  );
 }
