@@ -29,6 +29,14 @@ describe.each(databaseBackends)(
     });
     afterAll(() => app.close());
 
+    const checkpointOf = async (projection: string) => {
+      const { rows } = await app.db.pool.query<{ position: string }>(
+        'SELECT position FROM projection_checkpoints WHERE projection = $1',
+        [projection],
+      );
+      return Number(rows[0]?.position);
+    };
+
     it('waits until their read models have caught up with the competitor list', async () => {
       const runner = app.runtime.runner;
       if (!runner) throw new Error('the test app projects');
@@ -52,6 +60,41 @@ describe.each(databaseBackends)(
         await runner.catchUp(auditLogProjection);
         expect(await (await history).text()).toContain(text);
         expect(await (await audit).text()).toContain(text);
+      } finally {
+        await runner.start();
+      }
+    });
+
+    it('a page opened by hand while its read models lag says it stands where they stand', async () => {
+      const runner = app.runtime.runner;
+      if (!runner) throw new Error('the test app projects');
+      const { rows } = await app.db.pool.query<{ id: string }>('SELECT id FROM competitor_list LIMIT 1');
+      const id = rows[0]?.id ?? '';
+      await runner.stop();
+      try {
+        await app.runtime.route(
+          envelope({
+            type: 'UpdateCompetitorNote',
+            payload: { competitorId: id, column: 'general', value: `Lagging-page-${Date.now()}` },
+          }),
+        );
+        // The list has it; the history, the audit log and the board not yet.
+        await runner.catchUp(competitorListProjection);
+        const list = await checkpointOf('competitor-list');
+        for (const [path, slowest] of [
+          [`/competitors/${id}/history`, ['note-history', 'audit-log']],
+          ['/audit', ['audit-log']],
+          ['/segments', ['segment-board']],
+        ] as const) {
+          const html = await (await admin.get(path)).text();
+          const rendered = Number(/<meta name="live-position" content="(\d+)"/.exec(html)?.[1]);
+          const models = Math.min(...(await Promise.all(slowest.map(checkpointOf))));
+          expect(models, path).toBeLessThan(list);
+          // Where its data stands, not the list: its first head check finds the list further on.
+          expect(rendered, path).toBe(models);
+        }
+        const html = await (await admin.get('/competitors')).text();
+        expect(html).toContain(`<meta name="live-position" content="${list}"`);
       } finally {
         await runner.start();
       }

@@ -1,23 +1,27 @@
 import type { Context } from 'koa';
 import type { ProjectionName } from '#projections/all-projections.ts';
 import type { AppDeps } from '../app-deps.server.ts';
+import type { LivePositions } from './live-positions.ts';
 
 /** How long a live refresh waits for a lagging read model before showing what it has. */
 const CATCH_UP_MS = 2_000;
 
 /**
  * Browsers are told of a change once the competitor list has projected it (change-feed.server.ts) and
- * then refetch their regions. A page read from other read models (the note history, the audit log), each
- * projected on its own, waits for those to reach the list's checkpoint first: read earlier, it showed the
- * page as it was, and nothing brought the change later (the page's position said it was up to date).
- * Only the page's own refetches (XHR) wait; a page opened by hand shows what is there at once.
+ * then refetch their regions. A page read from other read models (the note history, the audit log, the
+ * segment board), each projected on its own, must not claim the list's position for data those models
+ * do not have yet: nothing would bring the change later (the page's position says it is up to date).
+ * - A refetch (XHR) waits for those models to reach the list's checkpoint first.
+ * - A page opened by hand shows what is there at once, and says it stands where the slowest of its
+ *   models stood (`<meta name="live-position">`, read before its data): its first head check then
+ *   finds the list further on and refetches, which waits.
  */
 export async function catchUpWithList(
   ctx: Context,
   deps: Pick<AppDeps, 'db' | 'watcher'>,
   projections: readonly ProjectionName[],
 ): Promise<void> {
-  if (ctx.get('X-Requested-With') !== 'XMLHttpRequest') return;
+  if (ctx.get('X-Requested-With') !== 'XMLHttpRequest') return standWhereModelsStand(ctx, deps, projections);
   const { rows } = await deps.db.pool.query<{ transaction_id: string; position: string | number }>(
     `SELECT transaction_id::text, position FROM projection_checkpoints WHERE projection = 'competitor-list'`,
   );
@@ -25,4 +29,20 @@ export async function catchUpWithList(
   if (!row) return;
   const target = { transactionId: row.transaction_id, position: Number(row.position) };
   await deps.watcher.waitFor(projections, target, CATCH_UP_MS);
+}
+
+/** Lowers a full page's rendered position (livePositionsAtRender) to its slowest read model's checkpoint. */
+async function standWhereModelsStand(
+  ctx: Context,
+  deps: Pick<AppDeps, 'db'>,
+  projections: readonly ProjectionName[],
+): Promise<void> {
+  const live = ctx.state.livePositions as LivePositions | undefined;
+  if (!live) return;
+  const { rows } = await deps.db.pool.query<{ position: string | number | null }>(
+    'SELECT min(position) AS position FROM projection_checkpoints WHERE projection = ANY($1::text[])',
+    [projections],
+  );
+  const slowest = Number(rows[0]?.position ?? 0);
+  ctx.state.livePositions = { ...live, position: Math.min(live.position, slowest) };
 }
