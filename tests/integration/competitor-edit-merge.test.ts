@@ -144,4 +144,27 @@ describe.each(databaseBackends)('an edit form opened before another edit, on %s'
     expect(refused.status).toBe(409);
     expect(unescape(await refused.text())).toContain('Reload the page and make your change again.');
   });
+
+  it('says which changes made since the form was opened were kept with the save', async () => {
+    const mine = await open(editor);
+    const theirs = await open(admin);
+    const renamed = `Initech Merged ${randomUUID().slice(0, 8)}`;
+    expect(
+      (await admin.postForm(`/competitors/${id}/edit`, { ...theirs, name: renamed, website: '' })).status,
+    ).toBe(302);
+    const saved = await editor.postForm(`/competitors/${id}/edit`, { ...mine, headquarters: 'Plano' });
+    expect(saved.status).toBe(302);
+    // The notice names the competitor as it is now, and what the other change brought.
+    expect(unescape(await card())).toContain(
+      `${renamed} was saved, with the changes made since you opened the form kept (name “${renamed}”, website cleared).`,
+    );
+    // A save that met no other change says only that.
+    const again = await open(editor);
+    expect(
+      (await editor.postForm(`/competitors/${id}/edit`, { ...again, headquarters: 'Irving' })).status,
+    ).toBe(302);
+    const html = unescape(await card()) ?? '';
+    expect(html).toContain(`${renamed} was saved.`);
+    expect(html).not.toContain('since you opened the form');
+  });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { Command } from '#events/command.ts';
+import type { Command, Outcome } from '#events/command.ts';
 import { text } from '#events/text.ts';
 import {
   competitorFieldNames,
@@ -25,6 +25,7 @@ import {
 } from '../../commands.server.ts';
 import { parseTableState, toQueryString } from '../../components/data-table/table-state.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
+import { editSavedMessage } from './edit-saved.ts';
 import { pageContext, renderHtml, timeZoneOf } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import { fieldErrors, formValues } from '../../zod-form.server.ts';
@@ -81,7 +82,12 @@ async function submitForm(
   options: {
     form: { mode: 'new' | 'edit'; action: string; cancelHref: string };
     command(fields: CompetitorFields, values: CompetitorFormValues): Command;
-    done(fields: CompetitorFields): string;
+    /** The notice once accepted; `visible`: the read models show the change (so they can be read for it). */
+    done(
+      fields: CompetitorFields,
+      outcome: Extract<Outcome, { status: 'accepted' }>,
+      visible: boolean,
+    ): string | Promise<string>;
     next(visible: boolean): string;
   },
 ): Promise<void> {
@@ -105,7 +111,7 @@ async function submitForm(
   addFlash(
     ctx,
     outcome
-      ? { kind: 'success', text: savedMessage(visible, options.done(parsed.data)) }
+      ? { kind: 'success', text: savedMessage(visible, await options.done(parsed.data, outcome, visible)) }
       : { kind: 'info', text: unconfirmedChange(ctx) },
   );
   ctx.redirect(options.next(visible && !!outcome));
@@ -166,7 +172,12 @@ export const competitorFormRoutes: RouteDef[] = [
           payload: { ...fields, competitorId: c.id, expectedVersion: version.data, baseSegmentId: base.data },
         };
       },
-      done: (fields) => `${fields.name} was saved.`,
+      done: async (fields, outcome, visible) =>
+        editSavedMessage(
+          fields,
+          visible ? await findCompetitor(deps.db.pool, c.id) : undefined,
+          outcome.streamVersion,
+        ),
       next: () => `/competitors/${c.id}`,
     });
   }),
