@@ -93,8 +93,8 @@ export async function updateCompetitor(
   const { competitorId, segmentId, baseSegmentId } = sent.payload;
   const stream = competitorStream(competitorId);
   const { state } = await loadState(w.store, stream, competitorDecider, w.cache);
-  const command = { ...mergedNow(state, sent), senderId: metadata.actor.id };
-  const { name } = command.payload;
+  const { command: merged, name } = mergedNow(state, sent);
+  const command = { ...merged, senderId: metadata.actor.id };
   const oldName = state.status === 'absent' ? undefined : state.fields.name;
   // A form without the segment it showed (rendered before forms carried it) is compared with the
   // segment the competitor stream knows, which a board move does not change: an untouched field stays.
@@ -131,13 +131,21 @@ export async function updateCompetitor(
 /**
  * The edit merged with the fields as they are now, sent at this version; a conflict, or a form that names
  * a version that never was, is left for the decider to refuse. Should another edit be stored before this
- * one, the decider merges again from this version (its fields are known exactly).
+ * one, the decider merges again from this version (its fields are known exactly). `name` is the one to
+ * claim: the merge's, also in a conflict, so a name only someone else changed since is not claimed back
+ * (that refused the form as "already exists" when a new competitor had taken the old name meanwhile).
  */
-function mergedNow(state: CompetitorState, command: UpdateCompetitorCommand): UpdateCompetitorCommand {
-  if (state.status !== 'live') return command;
+function mergedNow(
+  state: CompetitorState,
+  command: UpdateCompetitorCommand,
+): { command: UpdateCompetitorCommand; name: string } {
+  const sent = { command, name: command.payload.name };
+  if (state.status !== 'live') return sent;
   const merge = resolveEdit(state, command);
-  if (merge.status !== 'merged') return command;
-  return { ...command, payload: { ...command.payload, ...merge.fields, expectedVersion: state.version } };
+  if (merge.status === 'unknown-version') return sent;
+  if (merge.status === 'conflict') return { command, name: merge.fields.name };
+  const payload = { ...command.payload, ...merge.fields, expectedVersion: state.version };
+  return { command: { ...command, payload }, name: payload.name };
 }
 
 /** Whether the competitor is live and named `name` now (as names compare). */

@@ -133,6 +133,34 @@ describe.each(databaseBackends)('an edit form opened before another edit, on %s'
     );
   });
 
+  it('meets a rename since with a conflict elsewhere, not by claiming the old name back (taken again meanwhile)', async () => {
+    const mine = await open(editor);
+    const theirs = await open(admin);
+    expect(
+      (
+        await admin.postForm(`/competitors/${id}/edit`, {
+          ...theirs,
+          name: 'Initrode',
+          headquarters: 'Plano',
+        })
+      ).status,
+    ).toBe(302);
+    // The old name is free now, and a new competitor takes it.
+    await admin.get('/competitors/new');
+    const other = { name: mine.name ?? '', website: '', segmentId: 'smb', threat: 'low', headquarters: '' };
+    expect((await admin.postForm('/competitors/new', other)).status).toBe(302);
+    // The form never touched the name: the conflict is the headquarters, and the name shown is the new one.
+    const refused = await editor.postForm(`/competitors/${id}/edit`, { ...mine, headquarters: 'Irving' });
+    expect(refused.status).toBe(409);
+    const html = await refused.text();
+    expect(errorOf(html, 'name')).toBeUndefined();
+    expect(unescape(errorOf(html, 'headquarters'))).toMatch(/^Test admin changed this to “Plano”/);
+    expect(formOf(html)).toMatchObject({ name: 'Initrode', headquarters: 'Irving' });
+    const kept = await editor.postForm(`/competitors/${id}/edit`, formOf(html));
+    expect(kept.status).toBe(302);
+    expect(await card()).toContain('Irving');
+  });
+
   it('still refuses a form naming a version the competitor never had', async () => {
     const form = await open(editor);
     const refused = await editor.postForm(`/competitors/${id}/edit`, {
