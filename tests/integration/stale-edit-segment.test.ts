@@ -120,6 +120,41 @@ describe.each(databaseBackends)('segment changes from the edit form and the boar
     });
   });
 
+  it('an edit conflict shows the segment a board move gave it since, and saving keeps it there', async () => {
+    const id = await addCompetitor('Moved Meanwhile Co', 'enterprise');
+    const form = await openEditForm(id);
+    const colleague = await app.client('admin');
+    const theirs = await (await colleague.get(`/competitors/${id}/edit`)).text();
+    const colleagueForm = {
+      ...form,
+      _idempotency_key: /name="_idempotency_key" value="([^"]*)"/.exec(theirs)?.[1] ?? '',
+    };
+    expect(
+      (await colleague.postForm(`/competitors/${id}/edit`, { ...colleagueForm, threat: 'high' })).status,
+    ).toBe(302);
+    expect((await dragOnBoard(id, 'emerging')).answer.status).toBe('accepted');
+
+    const refused = await editor.postForm(`/competitors/${id}/edit`, { ...form, threat: 'low' });
+    expect(refused.status).toBe(409);
+    const html = await refused.text();
+    // "Their other changes are taken in": the move too, and the form's base is where the card is now.
+    expect(html).toMatch(/<select[^>]*name="segmentId"[\s\S]*?<option value="emerging" selected=""/);
+    expect(html).toContain('name="baseSegmentId" value="emerging"');
+    // Keep mine: the form as shown goes again, and the competitor stays where the board put it.
+    const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
+    const again = {
+      ...form,
+      threat: 'low',
+      segmentId: 'emerging',
+      ...Object.fromEntries(
+        ['expectedVersion', 'baseSegmentId', '_idempotency_key'].map((n) => [n, hidden(n)]),
+      ),
+    };
+    expect((await editor.postForm(`/competitors/${id}/edit`, again)).status).toBe(302);
+    expect(await segmentOf(id)).toBe('emerging');
+    expect(await (await editor.get(`/competitors/${id}`)).text()).toContain('badge--threat-low');
+  });
+
   it('a board drop based on the board before an edit moved the competitor is refused, naming the move', async () => {
     const id = await addCompetitor('Edited Away Co', 'enterprise');
     const before = await board();

@@ -89,6 +89,8 @@ async function submitForm(
       visible: boolean,
     ): string | Promise<string>;
     next(visible: boolean): string;
+    /** Edit: where the competitor is on the board now, for the form shown again after a conflict. */
+    segmentNow?(): Promise<string | undefined>;
   },
 ): Promise<void> {
   const values = formValues(ctx.request.body, formKeys);
@@ -103,7 +105,9 @@ async function submitForm(
   );
   if (outcome?.status === 'rejected') {
     // Both changed a field since the form was opened: the merge, each such field marked (decision 0021).
-    const merge = outcome.code === 'conflict' && editConflictForm(outcome.details, values, timeZoneOf(ctx));
+    const merge =
+      outcome.code === 'conflict' &&
+      editConflictForm(outcome.details, values, timeZoneOf(ctx), await options.segmentNow?.());
     if (merge) return renderForm(ctx, deps, { ...form, ...merge }, 409);
     const errors = outcome.fields ?? { _form: outcome.message };
     return renderForm(ctx, deps, { ...form, errors }, outcome.code === 'conflict' ? 409 : 400);
@@ -179,6 +183,7 @@ export const competitorFormRoutes: RouteDef[] = [
           outcome.streamVersion,
         ),
       next: () => `/competitors/${c.id}`,
+      segmentNow: async () => (await findCompetitor(deps.db.pool, c.id))?.segmentId,
     });
   }),
 

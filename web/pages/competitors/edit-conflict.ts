@@ -36,17 +36,23 @@ export interface ConflictForm {
  * The edit form shown again after a real conflict (decision 0021): what the user typed where they both
  * changed a field, everyone else's changes taken in elsewhere, the version advanced so the next send goes
  * through, and each conflicting field marked with the value it meets — who wrote it, when, on the viewer's
- * clock. Undefined when the details are not an edit conflict's (a form naming a version that never was).
+ * clock. The segment is a board move, outside the merge (0013): one the user left as the form showed it
+ * shows where the competitor is now (`segmentIdNow`), and is the form's new base, so a move since is
+ * taken in too, not shown as undone. Undefined when the details are not an edit conflict's (a form naming
+ * a version that never was).
  */
 export function editConflictForm(
   details: unknown,
   typed: CompetitorFormValues,
   timeZone: string,
+  segmentIdNow?: string,
 ): ConflictForm | undefined {
   const parsed = editConflictDetails.safeParse(details);
   if (!parsed.success) return undefined;
   const { currentVersion, merged, conflicts } = parsed.data;
   const values: CompetitorFormValues = { ...typed, expectedVersion: String(currentVersion) };
+  if (segmentIdNow !== undefined && typed.segmentId === typed.baseSegmentId)
+    Object.assign(values, { segmentId: segmentIdNow, baseSegmentId: segmentIdNow });
   for (const [field, value] of Object.entries(merged) as [keyof typeof merged, string | null][])
     values[field] = value ?? '';
   const errors: Partial<Record<CompetitorFieldName | '_form', string>> = {};
