@@ -248,6 +248,45 @@ test.describe('live updates on every screen', () => {
     });
   });
 
+  test('an audit line committed after one with a higher position is still shown live', async ({
+    browser,
+    server,
+  }) => {
+    // On Postgres, log order is by transaction, then position: a line with a lower position can be
+    // projected (and announced) after one with a higher position. The page has heard the higher one.
+    await withTwoSignedIn(browser, server.url, async (a, b) => {
+      const stamp = Date.now();
+      const email = `audit-late-${stamp}@example.com`;
+      const sockets: WebSocketRoute[] = [];
+      await b.routeWebSocket(/\/socket\.io\//, (ws) => {
+        ws.connectToServer();
+        sockets.push(ws);
+      });
+      await b.goto(`${server.url}/audit`);
+      await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
+      const heard = Number(await b.locator('meta[name="live-audit"]').getAttribute('content')) + 1_000;
+      // Socket.IO's frame for an event on the main namespace: the announcement of a higher line.
+      sockets.at(-1)?.send(`42${JSON.stringify(['audit', { position: heard }])}`);
+      await expect(b.locator('html')).toHaveAttribute('data-live-audit', String(heard));
+
+      const added = await a.request.post(`${server.url}/users`, {
+        headers: { 'Idempotency-Key': crypto.randomUUID() },
+        form: {
+          _csrf: await csrfToken(a),
+          email,
+          displayName: `Audit Late ${stamp}`,
+          role: 'viewer',
+          password: 'a-long-enough-password-0123',
+        },
+        maxRedirects: 0,
+      });
+      expect(added.status()).toBe(302);
+      await expect(
+        b.getByRole('cell', { name: `Added user Audit Late ${stamp} <${email}> as viewer` }),
+      ).toBeVisible();
+    });
+  });
+
   test("a colleague's note edit is announced with the competitor it is on, wherever the viewer is", async ({
     browser,
     server,

@@ -158,9 +158,12 @@ export async function connectRealtime(): Promise<void> {
       setPosition(message.position);
     }
   });
+  // Every announcement is news: it follows a batch committed after this socket joined, so after the page
+  // was read. Not compared with the highest line heard: on Postgres the log is ordered by transaction,
+  // then position, so a line with a lower position can be projected after one with a higher position.
   socket.on('audit', (message: AuditMessage) => {
     try {
-      if (lastAudit === undefined || message.position > lastAudit) refreshAuditSoon();
+      refreshAuditSoon();
     } finally {
       setAudit(message.position);
     }

@@ -4,6 +4,9 @@
  * socket's user could not read anyway.
  */
 export interface AuditMessage {
-  /** The newest line's position (an event's): clients keep the highest they have seen. */
+  /**
+   * The newest line's position in this batch (an event's): clients keep the highest they have seen, for
+   * head checks. Not an order of announcements: a later batch can hold lower positions (Postgres).
+   */
   position: number;
 }
