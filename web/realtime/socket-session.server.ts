@@ -36,6 +36,11 @@ export const bindSocketToSession = {
   }): () => void {
     const { io, sessions, signals, log, rooms } = options;
     const timers = new Map<string, ReturnType<typeof setTimeout>>();
+    /**
+     * The newest re-check started per socket: reads can answer out of order (a pool of connections), and
+     * an older read answering last put a demoted user's socket back in the rooms of their old role.
+     */
+    const latest = new Map<string, number>();
 
     const placeInRooms = (socket: LiveSocket) => {
       for (const room of rooms) {
@@ -54,6 +59,8 @@ export const bindSocketToSession = {
 
     const recheck = async (socket: LiveSocket): Promise<void> => {
       if (socket.disconnected || !socket.data.sessionId) return;
+      const check = (latest.get(socket.id) ?? 0) + 1;
+      latest.set(socket.id, check);
       let live: LiveSession | undefined;
       try {
         live = await sessionById(sessions, socket.data.sessionId, false);
@@ -61,11 +68,12 @@ export const bindSocketToSession = {
         // The database did not answer: keep the socket, look again soon (unless it left meanwhile: its
         // timer would outlive it, and its entry stay in `timers` for good).
         log.warn({ err: error }, 'realtime: could not re-check a session');
-        if (socket.disconnected) return;
+        if (socket.disconnected || latest.get(socket.id) !== check) return;
         schedule(socket, new Date(Date.now() + 5_000));
         return;
       }
-      if (socket.disconnected) return;
+      // A newer re-check started meanwhile: its read is the one to act on.
+      if (socket.disconnected || latest.get(socket.id) !== check) return;
       if (!live) {
         socket.emit('session-ended');
         socket.disconnect(true);
@@ -95,6 +103,7 @@ export const bindSocketToSession = {
       socket.on('disconnect', () => {
         clearTimeout(timers.get(socket.id));
         timers.delete(socket.id);
+        latest.delete(socket.id);
       });
     });
 
@@ -102,6 +111,7 @@ export const bindSocketToSession = {
       unsubscribe();
       for (const timer of timers.values()) clearTimeout(timer);
       timers.clear();
+      latest.clear();
     };
   },
 };
