@@ -1,4 +1,4 @@
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { makeFolder } from '../make-folder.ts';
 import { PGlite } from '@electric-sql/pglite';
@@ -18,6 +18,7 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   const location = inMemory ? dataDir : path.resolve(dataDir, 'pgdata');
   if (!inMemory) await makeFolder(location);
   const pglite = await openPglite(location);
+  const opened = inMemory ? undefined : await folderIdentity(location);
   const pool = new pg.Pool({ ...createPgConfig(pglite), types: typeParsers });
   pool.on('error', () => undefined);
   // pg-pool destroys the client of any query that fails (a unique violation, a bad search) and opens a
@@ -40,7 +41,7 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
     kind: 'embedded',
     describe: inMemory ? 'embedded Postgres in memory' : `embedded Postgres in ${location}`,
     // PGlite serves what it holds in memory after its folder is deleted, but can store nothing more.
-    checkStorage: inMemory ? undefined : () => checkFolder(dataDir, location),
+    checkStorage: opened === undefined ? undefined : () => checkFolder(dataDir, location, opened),
     pool,
     notifier,
     async close() {
@@ -54,13 +55,34 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   };
 }
 
-async function checkFolder(dataDir: string, location: string): Promise<void> {
-  await access(path.join(location, 'PG_VERSION')).catch(() => {
+/** Which folder this is on its disk: a folder put in its place (a copy, a restored backup) is another. */
+async function folderIdentity(location: string): Promise<string> {
+  const { dev, ino } = await stat(location);
+  return `${dev}:${ino}`;
+}
+
+/**
+ * Whether the files PGlite opened are still the data folder. It keeps writing into the files it holds
+ * open, so a folder removed, or replaced while it ran (a backup restored, a copy moved into place), takes
+ * none of the changes it would answer "saved": those went to the files it opened, which the next start
+ * does not read.
+ */
+async function checkFolder(dataDir: string, location: string, opened: string): Promise<void> {
+  const folder = path.resolve(dataDir);
+  const now = await access(path.join(location, 'PG_VERSION'))
+    .then(() => folderIdentity(location))
+    .catch(() => undefined);
+  if (now === undefined)
     throw new StorageMissingError(
-      `The data folder ${path.resolve(dataDir)} was removed while Rivals was running: nothing can be stored. ` +
+      `The data folder ${folder} was removed while Rivals was running: nothing can be stored. ` +
         'Stop Rivals (Ctrl+C); start it again to begin with an empty database, or first restore the folder from a backup.',
     );
-  });
+  if (now !== opened)
+    throw new StorageMissingError(
+      `The data folder ${folder} was replaced while Rivals was running (a backup restored, or a copy moved into place): ` +
+        'changes would go to the files Rivals opened before, which the next start does not read, so nothing can be stored. ' +
+        'Stop Rivals (Ctrl+C) and start it again to use the folder as it is now.',
+    );
 }
 
 /**

@@ -118,7 +118,7 @@ function toAppError(error: unknown): AppError | undefined {
   if (error instanceof StorageMissingError)
     return new ServiceUnavailableError(
       "Rivals cannot store anything, nor read what it has not loaded yet: the server's data folder is missing " +
-        '(it was removed while Rivals was running). Nothing was saved. Whoever runs Rivals should stop it, ' +
+        '(it was removed or replaced while Rivals was running). Nothing was saved. Whoever runs Rivals should stop it, ' +
         'then restore the folder from a backup, or start it again to begin with an empty database.',
     );
   // The database is down (a restart, a failover) or full: nothing was changed, and the same request may be sent
