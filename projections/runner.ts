@@ -12,7 +12,12 @@ import { rebuildProjections } from './rebuild/rebuild.ts';
 type Projection = AnyProjection<string, ProjectionName>;
 
 /** Called after a projection batch commits (never during a replay). */
-export type Reactor = (projection: ProjectionName, events: readonly RecordedEvent[]) => void;
+/** Told a batch a projection committed, in this process: its events and where its checkpoint now stands. */
+export type Reactor = (
+  projection: ProjectionName,
+  events: readonly RecordedEvent[],
+  checkpoint: Checkpoint,
+) => void;
 
 /** Told the checkpoint a projection's batch committed, in this process. */
 export type CheckpointListener = (projection: ProjectionName, checkpoint: Checkpoint) => void;
@@ -217,7 +222,7 @@ export class ProjectionRunner {
     if (result.kind === 'applied' && result.events.length > 0) {
       for (const reactor of this.reactors) {
         try {
-          reactor(projection.name, result.events);
+          reactor(projection.name, result.events, result.checkpoint);
         } catch (error) {
           this.options.log.error({ err: error }, 'reactor failed');
         }

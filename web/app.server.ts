@@ -29,7 +29,7 @@ import { competitorListRoutes } from './pages/competitors/competitor-list.routes
 import { loginRoutes } from './pages/login/login.routes.server.tsx';
 import { userRoutes } from './pages/users/users.routes.server.tsx';
 import { mountRoutes, type RouteDef } from './routing.server.ts';
-import { livePositionsAtRender } from './realtime/live-positions.server.ts';
+import { liveMarksAtRender } from './realtime/live-marks.server.ts';
 
 /** The pages and forms, each with the action it performs. */
 const pageRoutes: readonly RouteDef[] = [
@@ -113,7 +113,7 @@ export function createApp(deps: AppDeps, metrics: Metrics): Koa {
       trustProxy: https,
     }),
   );
-  app.use(livePositionsAtRender(deps.db.pool));
+  app.use(liveMarksAtRender(deps.db.pool));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -14,7 +14,7 @@ export function pageContext(ctx: Context): PageContext {
     flash: (ctx.state.flash as PageContext['flash'] | undefined) ?? [],
     assets: ctx.state.assets as PageContext['assets'],
     timeZone: timeZoneOf(ctx),
-    live: ctx.state.livePositions as PageContext['live'],
+    live: ctx.state.liveMarks as PageContext['live'],
   };
 }
 

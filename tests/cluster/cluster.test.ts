@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { chromium, type Page } from '@playwright/test';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareMarks } from '#web/realtime/live-mark.ts';
 import { Instance } from './support/instances.ts';
 import { answeredOk, LiveSocket, LoadClient, type OpRecord } from './support/load.ts';
 import { startNginx, startPostgres, startRedis, type Service } from './support/services.ts';
@@ -284,13 +285,16 @@ describe('cluster under faults', () => {
     );
     const head = await waitFor(
       async () => {
-        const { rows } = await db.query<{ head: number | null; checkpoint: number | null }>(
-          `SELECT (SELECT max(position) FROM events WHERE type = ANY($1)) AS head,
-                (SELECT position FROM projection_checkpoints WHERE projection = 'competitor-list') AS checkpoint`,
+        // The newest competitor change in log order (transaction, then position), as a live mark.
+        const { rows } = await db.query<{ head: string | null; checkpoint: string | null }>(
+          `SELECT (SELECT transaction_id::text || ':' || position FROM events WHERE type = ANY($1)
+                   ORDER BY transaction_id DESC, position DESC LIMIT 1) AS head,
+                (SELECT transaction_id::text || ':' || position FROM projection_checkpoints
+                   WHERE projection = 'competitor-list') AS checkpoint`,
           [competitorTypes],
         );
         const row = rows[0];
-        return row && row.head !== null && row.checkpoint !== null && row.checkpoint >= row.head
+        return row?.head && row.checkpoint && compareMarks(row.checkpoint, row.head) >= 0
           ? row.head
           : undefined;
       },
@@ -298,7 +302,7 @@ describe('cluster under faults', () => {
       60_000,
     );
     const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && sockets.some((s) => s.position < head)) await sleep(100);
+    while (Date.now() < deadline && sockets.some((s) => compareMarks(s.mark, head) < 0)) await sleep(100);
 
     const keys = records.map((r) => r.key);
     const { rows } = await db.query<{ command_id: string; n: number }>(
@@ -319,7 +323,7 @@ describe('cluster under faults', () => {
       errorButApplied: records.filter((r) => !answeredOk(r) && applied.has(r.key)).length,
       appliedTwice: records.filter((r) => (applied.get(r.key) ?? 0) > 1).length,
       recoveryMs: firstOkAfterUndo - undoneAt,
-      socketsBehind: sockets.filter((s) => s.position < head).length,
+      socketsBehind: sockets.filter((s) => compareMarks(s.mark, head) < 0).length,
     };
   }
 });

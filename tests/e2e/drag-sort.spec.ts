@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { test as base, expect, type Browser, type Locator, type Page, type Request } from '@playwright/test';
 import { serverFixture } from './support/fixtures.ts';
 import type { RunningServer } from './support/server.ts';
+import { waitForLiveMark, type AnsweredChange } from './support/live-mark.ts';
 import { signIn } from './support/sign-in.ts';
 
 /**
@@ -214,12 +215,8 @@ test('segments: drags within and between segments and of a segment send the grou
     const response = page.waitForResponse('**/components/segments');
     await act();
     const body = (await request).postDataJSON() as { method: string; payload: unknown };
-    const { position } = (await (await response).json()) as { position: number };
     // Our own change comes back as a live update too: let that re-render land before the next drag.
-    await page.waitForFunction(
-      (p) => Number(document.documentElement.dataset.livePosition ?? 0) >= p,
-      position,
-    );
+    await waitForLiveMark(page, (await (await response).json()) as AnsweredChange);
     await page.waitForLoadState('networkidle');
     await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
     return body;

@@ -64,7 +64,7 @@ test.describe('live updates on every screen', () => {
       });
       await b.goto(`${server.url}/competitors/${id}`);
       await expect.poll(() => held).toBe(1);
-      await expect(b.locator('meta[name="live-position"]')).toHaveAttribute('content', /^\d+$/);
+      await expect(b.locator('meta[name="live-position"]')).toHaveAttribute('content', /^\d+:\d+$/);
 
       await putNote(a, server.url, id, 'pricing', `Priced after the render ${stamp}`);
       await expect
@@ -73,6 +73,38 @@ test.describe('live updates on every screen', () => {
       release();
 
       await expect(b.locator('#battlecard')).toContainText(`Priced after the render ${stamp}`);
+    });
+  });
+
+  test('a head check that finds the list a transaction further on, at a lower position, refreshes the page', async ({
+    browser,
+    server,
+  }) => {
+    // The log is read by transaction, then position (decision 0002): a later batch can end at a lower
+    // position than the page stands at. Positions alone would call that "behind"; the mark says "ahead".
+    await withTwoSignedIn(browser, server.url, async (a, b, ids) => {
+      const stamp = Date.now();
+      const id = await addCompetitor(a, server.url, `Mark Order ${stamp}`);
+      ids.push(id);
+      const socket = await cuttableSocket(b);
+      await b.goto(`${server.url}/competitors/${id}`);
+      await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
+      const rendered = (await b.locator('meta[name="live-position"]').getAttribute('content')) ?? '';
+      const renderedPosition = Number(rendered.split(':')[1]);
+      // No message reaches the page; its head checks answer the real list's transaction at a lower position.
+      await socket.cut();
+      await b.route('**/live/position', async (route) => {
+        const real = (await (await route.fetch()).json()) as { list: string };
+        const transaction = real.list.split(':')[0];
+        await route.fulfill({ json: { ...real, list: `${transaction}:${renderedPosition - 1}` } });
+      });
+
+      await putNote(a, server.url, id, 'general', `Noted in a later transaction ${stamp}`);
+      await expect
+        .poll(async () => (await a.request.get(`${server.url}/competitors/${id}`)).text())
+        .toContain(`Noted in a later transaction ${stamp}`);
+      await b.evaluate(() => window.dispatchEvent(new Event('online')));
+      await expect(b.locator('#battlecard')).toContainText(`Noted in a later transaction ${stamp}`);
     });
   });
 
@@ -253,7 +285,8 @@ test.describe('live updates on every screen', () => {
     server,
   }) => {
     // On Postgres, log order is by transaction, then position: a line with a lower position can be
-    // projected (and announced) after one with a higher position. The page has heard the higher one.
+    // projected (and announced) after one with a higher position. Every announcement refreshes, whatever
+    // the page has heard before (here a mark far ahead, injected).
     await withTwoSignedIn(browser, server.url, async (a, b) => {
       const stamp = Date.now();
       const email = `audit-late-${stamp}@example.com`;
@@ -264,10 +297,12 @@ test.describe('live updates on every screen', () => {
       });
       await b.goto(`${server.url}/audit`);
       await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
-      const heard = Number(await b.locator('meta[name="live-audit"]').getAttribute('content')) + 1_000;
-      // Socket.IO's frame for an event on the main namespace: the announcement of a higher line.
-      sockets.at(-1)?.send(`42${JSON.stringify(['audit', { position: heard }])}`);
-      await expect(b.locator('html')).toHaveAttribute('data-live-audit', String(heard));
+      // A mark far ahead of the page's (live-mark.ts): a later transaction.
+      const rendered = (await b.locator('meta[name="live-audit"]').getAttribute('content')) ?? '0:0';
+      const heard = `${BigInt(rendered.split(':')[0] ?? 0) + 1_000n}:1`;
+      // Socket.IO's frame for an event on the main namespace: the announcement of a later line.
+      sockets.at(-1)?.send(`42${JSON.stringify(['audit', { mark: heard }])}`);
+      await expect(b.locator('html')).toHaveAttribute('data-live-audit', heard);
 
       const added = await a.request.post(`${server.url}/users`, {
         headers: { 'Idempotency-Key': crypto.randomUUID() },

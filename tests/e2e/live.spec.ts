@@ -1,6 +1,6 @@
 import { expect, test } from './support/fixtures.ts';
-import type { Page } from '@playwright/test';
 import { addCompetitor, deleteCompetitor, putNote } from './support/competitors.ts';
+import { waitForLiveMark } from './support/live-mark.ts';
 import { signIn } from './support/sign-in.ts';
 import { trapXss } from './support/xss-trap.ts';
 import { withTwoSignedIn } from './support/two-sessions.ts';
@@ -146,7 +146,7 @@ test.describe('live updates', () => {
 
       // A note on a row off Bob's page: his page heard it (its position moved on) and did nothing.
       const off = await putNote(a, server.url, bottom, 'pricing', `Off page ${stamp}`);
-      await waitForPosition(b, off.position ?? 0);
+      await waitForLiveMark(b, off);
       expect(await refreshes()).toBe(before);
       expect(reads).toEqual([]);
 
@@ -219,10 +219,3 @@ test.describe('live updates', () => {
     });
   });
 });
-
-/** Waits until the page has handled the live message at `position` (it records each once handled). */
-async function waitForPosition(page: Page, position: number): Promise<void> {
-  await expect
-    .poll(() => page.evaluate(() => Number(document.documentElement.dataset.livePosition ?? 0)))
-    .toBeGreaterThanOrEqual(position);
-}

@@ -3,6 +3,7 @@ import type { Browser, Locator, Page, Request } from '@playwright/test';
 import { demoCompetitors } from '../../services/bootstrap/demo-competitors.ts';
 import { expect, test as base } from './support/fixtures.ts';
 import { addCompetitor, csrfToken, deleteCompetitor, putNote } from './support/competitors.ts';
+import { waitForLiveMark, type AnsweredChange } from './support/live-mark.ts';
 import { signIn } from './support/sign-in.ts';
 import { trapXss } from './support/xss-trap.ts';
 
@@ -284,7 +285,7 @@ test.describe('saving a note', () => {
 
     const response = await answered;
     expect(response.status()).toBe(200);
-    const answer = (await response.json()) as { status: string; position: unknown; visible: boolean };
+    const answer = (await response.json()) as AnsweredChange & { status: string; visible: boolean };
     expect(answer.status).toBe('accepted');
     expect(typeof answer.position).toBe('number');
     expect(answer.visible).toBe(true);
@@ -301,9 +302,7 @@ test.describe('saving a note', () => {
     expect(await componentCallsSoFar(page, calls)).toHaveLength(1);
     // One request in all: the answer carried the row, and the live echo of this save refreshed nothing
     // (the page records each live message once it has decided what to do about it).
-    await expect
-      .poll(() => page.evaluate(() => Number(document.documentElement.dataset.livePosition ?? 0)))
-      .toBeGreaterThanOrEqual(answer.position as number);
+    await waitForLiveMark(page, answer);
     expect(await page.evaluate(() => document.documentElement.dataset.liveRefreshes)).toBeUndefined();
     expect(refetches).toEqual([]);
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Socket } from 'socket.io-client';
 import { recordOperation } from '#services/operations/record.ts';
+import { compareMarks } from '#web/realtime/live-mark.ts';
 import type { AuditMessage } from '#web/realtime/audit-message.ts';
 import { envelope } from '#tests/support/runtime-pieces.ts';
 import type { TestClient } from '#tests/support/test-client.ts';
@@ -33,22 +34,26 @@ describe.each(securityBackends)('the audit log heard live, on %s', (backend) => 
   });
   afterAll(() => app.close());
 
+  /** The mark (live-mark.ts) of the newest line of a type: its event's transaction and position. */
   const newestLine = async (type: string) => {
-    const { rows } = await app.db.pool.query<{ position: string | number }>(
-      'SELECT max(position) AS position FROM audit_log WHERE type = $1',
+    const { rows } = await app.db.pool.query<{ mark: string }>(
+      `SELECT e.transaction_id::text || ':' || e.position AS mark FROM events e
+       WHERE e.position = (SELECT max(position) FROM audit_log WHERE type = $1)`,
       [type],
     );
-    return Number(rows[0]?.position ?? 0);
+    return rows[0]?.mark;
   };
+  /** Whether a mark heard is at or after the line's: the audit log the page reads then has it. */
+  const reached = (heard: string[], line: string | undefined) =>
+    line !== undefined && heard.some((mark) => compareMarks(mark, line) >= 0);
 
   const listen = async (client: TestClient) => {
     const socket: Socket = app.socket({ cookie: client.cookieHeader() });
     const heard: { event: string; payload: unknown }[] = [];
     socket.onAny((event: string, payload: unknown) => heard.push({ event, payload }));
     expect((await handshakeResult(socket)).connected).toBe(true);
-    const positions = () =>
-      heard.filter((h) => h.event === 'audit').map((h) => (h.payload as AuditMessage).position);
-    return { heard, positions };
+    const marks = () => heard.filter((h) => h.event === 'audit').map((h) => (h.payload as AuditMessage).mark);
+    return { heard, marks };
   };
 
   it("an editor's socket hears of a user change and an operator action; a viewer's hears nothing of them", async () => {
@@ -69,10 +74,10 @@ describe.each(securityBackends)('the audit log heard live, on %s', (backend) => 
     );
     await app.runtime.route(envelope({ type: 'ChangeUserRole', payload: { userId, role: 'editor' } }));
     await app.runtime.store.notifyAppended();
-    await until(async () => {
-      const line = await newestLine('UserRoleChanged');
-      return line > 0 && editorSide.positions().includes(line);
-    }, 'the role change heard by the editor');
+    await until(
+      async () => reached(editorSide.marks(), await newestLine('UserRoleChanged')),
+      'the role change heard by the editor',
+    );
 
     await recordOperation(app.runtime.store, {
       type: 'ProjectionRebuilt',
@@ -89,10 +94,10 @@ describe.each(securityBackends)('the audit log heard live, on %s', (backend) => 
       },
     });
     await app.runtime.store.notifyAppended();
-    await until(async () => {
-      const line = await newestLine('ProjectionRebuilt');
-      return line > 0 && editorSide.positions().includes(line);
-    }, 'the rebuild heard by the editor');
+    await until(
+      async () => reached(editorSide.marks(), await newestLine('ProjectionRebuilt')),
+      'the rebuild heard by the editor',
+    );
 
     // The viewer may not read the audit log: its socket is not told it changed, let alone what changed.
     expect(viewerSide.heard.filter((h) => h.event === 'audit')).toEqual([]);
@@ -100,16 +105,15 @@ describe.each(securityBackends)('the audit log heard live, on %s', (backend) => 
     expect(JSON.stringify(editorSide.heard)).not.toContain('Grace Hopper');
   });
 
-  it('/live/position gives an editor the newest line of the audit log to catch up with, a viewer nothing of it', async () => {
-    const newest = Number(
-      (
-        await app.db.pool.query<{ position: string | number }>(
-          'SELECT max(position) AS position FROM audit_log',
-        )
-      ).rows[0]?.position,
+  it("/live/position gives an editor the audit log's checkpoint to catch up with, a viewer nothing of it", async () => {
+    const { rows } = await app.db.pool.query<{ mark: string }>(
+      `SELECT transaction_id::text || ':' || position AS mark FROM projection_checkpoints
+       WHERE projection = 'audit-log'`,
     );
-    const asEditor = (await (await editor.get('/live/position', { xhr: true })).json()) as { audit?: number };
-    expect(asEditor.audit).toBe(newest);
+    const asEditor = (await (await editor.get('/live/position', { xhr: true })).json()) as { audit?: string };
+    expect(asEditor.audit).toBe(rows[0]?.mark);
+    // At or after the newest line's own mark.
+    expect(reached([asEditor.audit ?? ''], await newestLine('ProjectionRebuilt'))).toBe(true);
     const asViewer = (await (await viewer.get('/live/position', { xhr: true })).json()) as object;
     expect(asViewer).not.toHaveProperty('audit');
   });

@@ -131,7 +131,7 @@ describe.each(runs('postgres') && runs('redis') ? ['postgres+redis'] : [])('scal
     });
     try {
       await realtime.close();
-      realtime.broadcast('competitors', 'change', { position: 1 });
+      realtime.broadcast('competitors', 'change', { mark: '1:1' });
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(rejections).toEqual([]);
     } finally {

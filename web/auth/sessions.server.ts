@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
+import { startOfLog } from '#events/envelope.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import { prepared } from '#infra/db/prepared.ts';
 import { sessionTokenPattern } from '../input.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
+import { markOf, type LiveMark } from '../realtime/live-mark.ts';
 import { hmac, setCookie, type CookieNames } from './cookies.server.ts';
 import type { SessionSignals } from './session-signals.server.ts';
 
@@ -35,12 +37,12 @@ export interface LiveSession {
   /** When this session ends unless a request comes first (idle), or at the latest (absolute). */
   endsAt: Date;
   /**
-   * The competitor list's checkpoint, read in the same statement (before anything the request reads
-   * after it): where a page rendered for this request starts its live updates (live-positions.server.ts).
+   * The competitor list's checkpoint (live-mark.ts), read in the same statement (before anything the request reads
+   * after it): where a page rendered for this request starts its live updates (live-marks.server.ts).
    * In this statement, not one of its own, because every page would pay a round trip for it (measured:
    * 10–13% of a page's throughput).
    */
-  listPosition: number;
+  listMark: LiveMark;
 }
 
 /**
@@ -59,14 +61,14 @@ export async function sessionById(
       lastSeen: Date;
       createdAt: Date;
       expiresAt: Date;
-      listPosition: string | number | null;
+      listMark: string | null;
     }
   >(
     prepared(
       `SELECT u.id, u.email, u.display_name AS name, u.role, u.disabled, s.last_seen_at AS "lastSeen",
               s.created_at AS "createdAt", s.expires_at AS "expiresAt",
-              (SELECT position FROM projection_checkpoints WHERE projection = 'competitor-list')
-                AS "listPosition"
+              (SELECT transaction_id::text || ':' || position FROM projection_checkpoints
+                WHERE projection = 'competitor-list') AS "listMark"
        FROM sessions s JOIN user_list u ON u.id = s.user_id
        WHERE s.id = $1 AND s.expires_at > now()`,
       [id],
@@ -86,12 +88,12 @@ export async function sessionById(
     return undefined;
   }
   const user = { id: row.id, email: row.email, name: row.name, role: row.role };
-  const listPosition = Number(row.listPosition ?? 0);
+  const listMark = row.listMark ?? markOf(startOfLog);
   if (touch && now - row.lastSeen.getTime() > TOUCH_MS) {
     await db.query('UPDATE sessions SET last_seen_at = now() WHERE id = $1', [id]);
-    return { user, endsAt: new Date(Math.min(now + idleMs, hardEnd)), listPosition };
+    return { user, endsAt: new Date(Math.min(now + idleMs, hardEnd)), listMark };
   }
-  return { user, endsAt: new Date(endsAt), listPosition };
+  return { user, endsAt: new Date(endsAt), listMark };
 }
 
 /** The live session for a session token (HTTP requests), or undefined. */
@@ -120,7 +122,7 @@ export function sessionMiddleware(options: SessionOptions): Middleware {
       if (session) {
         ctx.state.user = session.user;
         ctx.state.sessionToken = token;
-        ctx.state.listPosition = session.listPosition;
+        ctx.state.listMark = session.listMark;
       } else {
         setCookie(ctx, cookies.session, null, { https });
       }

@@ -2,6 +2,8 @@ import type { AuditMessage } from '../realtime/audit-message.ts';
 import type { ChangeMessage } from '../realtime/change-message.ts';
 import { notify } from './notices.ts';
 import { isShownByAnswer } from './own-changes.ts';
+import { compareMarks, isLiveMark, laterMark, type LiveMark } from '../realtime/live-mark.ts';
+import type { LiveMarks } from '../realtime/live-marks.ts';
 import type { ListChange } from '../realtime/affects-table.ts';
 import {
   refreshAuditLog,
@@ -22,7 +24,7 @@ const HEAD_CHECK_EVERY_MS = 20_000;
 /**
  * Live updates (docs/behaviour.md §10): a Socket.IO client hears about projected changes and
  * refreshes the table or card in place, with a short notice of who changed what. Broadcasts are hints,
- * the position is the truth: the tab keeps the highest position it has applied and, whenever it may have
+ * the mark is the truth (live-mark.ts): the tab keeps the latest read-model checkpoint it has applied and, whenever it may have
  * missed something (a reconnect, the server's `resync` after a Redis restart, waking from sleep, going
  * back online, and every 20 s while visible), compares it with the server's and refetches when behind.
  */
@@ -34,11 +36,11 @@ export async function connectRealtime(): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   // Where the page stood when it was rendered: a change projected before this tab's socket joined is
   // then caught by the first head check. Undefined on a page rendered without it (its first check learns).
-  let lastPosition = renderedAt('live-position');
+  let lastMark = renderedAt('live-position');
 
-  const setPosition = (position: number) => {
-    lastPosition = Math.max(lastPosition ?? 0, position);
-    document.documentElement.dataset.livePosition = String(lastPosition);
+  const setMark = (mark: LiveMark) => {
+    lastMark = lastMark === undefined ? mark : laterMark(lastMark, mark);
+    document.documentElement.dataset.livePosition = lastMark;
   };
 
   let refreshes = 0;
@@ -59,14 +61,14 @@ export async function connectRealtime(): Promise<void> {
   };
 
   /**
-   * The audit log follows its own position (its newest line): user changes and operator actions reach
-   * it and no other read model, so the competitor list's position never says it is behind.
+   * The audit log follows its own checkpoint: user changes and operator actions reach it and no other
+   * read model, so the competitor list's mark never says it is behind.
    */
   let lastAudit = renderedAt('live-audit');
   let auditTimer: ReturnType<typeof setTimeout> | undefined;
-  const setAudit = (position: number) => {
-    lastAudit = Math.max(lastAudit ?? 0, position);
-    document.documentElement.dataset.liveAudit = String(lastAudit);
+  const setAudit = (mark: LiveMark) => {
+    lastAudit = lastAudit === undefined ? mark : laterMark(lastAudit, mark);
+    document.documentElement.dataset.liveAudit = lastAudit;
   };
   const refreshAuditSoon = () => {
     if (!showsAuditLog()) return;
@@ -85,23 +87,19 @@ export async function connectRealtime(): Promise<void> {
         headers: { Accept: 'application/json', 'X-Requested-With': 'XMLHttpRequest' },
       });
       if (!response.ok) return;
-      const { position, audit, userId } = (await response.json()) as {
-        position: number;
-        /** Only for those who may read the audit log. */
-        audit?: number;
-        userId?: string;
-      };
+      const { list, audit, userId } = (await response.json()) as Partial<LiveMarks> & { userId?: string };
+      if (!isLiveMark(list)) return;
       // Signed in as someone else now (another tab): this page is not theirs; it stays as it is.
       const pageUser = document.querySelector<HTMLMetaElement>('meta[name="user-id"]')?.content;
       if (pageUser && userId !== pageUser) return;
-      // Signed in (the position is for signed-in users only): a socket the server closed can open again.
+      // Signed in (the marks are for signed-in users only): a socket the server closed can open again.
       reopen();
       // Refetch when behind where the page stands (as rendered, or as last applied); a page that does
       // not know where it stands only learns it.
-      if (lastPosition !== undefined && position > lastPosition) refreshSoon('all');
-      setPosition(position);
-      if (audit !== undefined) {
-        if (lastAudit !== undefined && audit > lastAudit) refreshAuditSoon();
+      if (lastMark !== undefined && compareMarks(list, lastMark) > 0) refreshSoon('all');
+      setMark(list);
+      if (isLiveMark(audit)) {
+        if (lastAudit !== undefined && compareMarks(audit, lastAudit) > 0) refreshAuditSoon();
         setAudit(audit);
       }
     } catch {
@@ -151,21 +149,20 @@ export async function connectRealtime(): Promise<void> {
     refreshSoon(message.more > 0 ? 'all' : fromElsewhere);
   };
   socket.on('change', (message: ChangeMessage) => {
-    // Recorded once the message is handled: a page at this position has decided what to do about it.
+    // Recorded once the message is handled: a page at this mark has decided what to do about it.
     try {
       onChange(message);
     } finally {
-      setPosition(message.position);
+      if (isLiveMark(message.mark)) setMark(message.mark);
     }
   });
   // Every announcement is news: it follows a batch committed after this socket joined, so after the page
-  // was read. Not compared with the highest line heard: on Postgres the log is ordered by transaction,
-  // then position, so a line with a lower position can be projected after one with a higher position.
+  // was read.
   socket.on('audit', (message: AuditMessage) => {
     try {
       refreshAuditSoon();
     } finally {
-      setAudit(message.position);
+      if (isLiveMark(message.mark)) setAudit(message.mark);
     }
   });
   document.addEventListener('visibilitychange', () => {
@@ -178,9 +175,8 @@ export async function connectRealtime(): Promise<void> {
   void checkPosition();
 }
 
-/** A position the server wrote into the page as it rendered it (`<meta name="live-…">`), if any. */
-function renderedAt(name: 'live-position' | 'live-audit'): number | undefined {
+/** A mark the server wrote into the page as it rendered it (`<meta name="live-…">`), if any. */
+function renderedAt(name: 'live-position' | 'live-audit'): LiveMark | undefined {
   const content = document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content;
-  const position = content === undefined ? NaN : Number(content);
-  return Number.isSafeInteger(position) && position >= 0 ? position : undefined;
+  return isLiveMark(content) ? content : undefined;
 }

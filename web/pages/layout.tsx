@@ -28,8 +28,8 @@ export function Layout({ page, title, children }: { page: PageContext; title: st
         <title>{`${title} · Rivals`}</title>
         <meta name="csrf-token" content={page.csrfToken} />
         {user && <meta name="user-id" content={user.id} />}
-        {page.live && <meta name="live-position" content={String(page.live.position)} />}
-        {page.live?.audit !== undefined && <meta name="live-audit" content={String(page.live.audit)} />}
+        {page.live && <meta name="live-position" content={page.live.list} />}
+        {page.live?.audit !== undefined && <meta name="live-audit" content={page.live.audit} />}
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href={page.assets.css} />
         <script type="module" src={page.assets.js} nonce={page.nonce} />

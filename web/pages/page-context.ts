@@ -1,5 +1,5 @@
 import type { Role } from '#events/user/fields.ts';
-import type { LivePositions } from '../realtime/live-positions.ts';
+import type { LiveMarks } from '../realtime/live-marks.ts';
 
 export interface SessionUser {
   id: string;
@@ -24,5 +24,5 @@ export interface PageContext {
   /** The viewer's IANA time zone (its browser's, from a cookie; UTC until it has said): times are written in it. */
   timeZone: string;
   /** How far the read models were when this full page was rendered (signed in only); its live updates start there. */
-  live?: LivePositions;
+  live?: LiveMarks;
 }

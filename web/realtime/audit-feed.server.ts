@@ -1,5 +1,6 @@
 import type { ProjectionRunner } from '#projections/runner.ts';
 import type { AuditMessage } from './audit-message.ts';
+import { markOf } from './live-mark.ts';
 import { AUDIT_ROOM, type Realtime } from './realtime.server.ts';
 
 /**
@@ -9,9 +10,9 @@ import { AUDIT_ROOM, type Realtime } from './realtime.server.ts';
  * rebuild, a dead letter retried or discarded reach no other read model a page follows.
  */
 export function startAuditFeed(runner: ProjectionRunner, realtime: Realtime): () => void {
-  return runner.onCommitted((projection, events) => {
+  return runner.onCommitted((projection, events, checkpoint) => {
     if (projection !== 'audit-log' || events.length === 0) return;
-    const message: AuditMessage = { position: Math.max(...events.map((e) => e.position)) };
+    const message: AuditMessage = { mark: markOf(checkpoint) };
     realtime.broadcast(AUDIT_ROOM, 'audit', message);
   });
 }

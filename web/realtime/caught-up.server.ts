@@ -1,7 +1,9 @@
 import type { Context } from 'koa';
 import type { ProjectionName } from '#projections/all-projections.ts';
 import type { AppDeps } from '../app-deps.server.ts';
-import type { LivePositions } from './live-positions.ts';
+import { earlierMark } from './live-mark.ts';
+import type { LiveMarks } from './live-marks.ts';
+import { readMarks } from './live-marks.server.ts';
 
 /** How long a live refresh waits for a lagging read model before showing what it has. */
 const CATCH_UP_MS = 2_000;
@@ -31,18 +33,13 @@ export async function catchUpWithList(
   await deps.watcher.waitFor(projections, target, CATCH_UP_MS);
 }
 
-/** Lowers a full page's rendered position (livePositionsAtRender) to its slowest read model's checkpoint. */
+/** Lowers a full page's rendered mark (liveMarksAtRender) to its slowest read model's checkpoint. */
 async function standWhereModelsStand(
   ctx: Context,
   deps: Pick<AppDeps, 'db'>,
   projections: readonly ProjectionName[],
 ): Promise<void> {
-  const live = ctx.state.livePositions as LivePositions | undefined;
+  const live = ctx.state.liveMarks as LiveMarks | undefined;
   if (!live) return;
-  const { rows } = await deps.db.pool.query<{ position: string | number | null }>(
-    'SELECT min(position) AS position FROM projection_checkpoints WHERE projection = ANY($1::text[])',
-    [projections],
-  );
-  const slowest = Number(rows[0]?.position ?? 0);
-  ctx.state.livePositions = { ...live, position: Math.min(live.position, slowest) };
+  ctx.state.liveMarks = { ...live, list: earlierMark(live.list, await readMarks(deps.db.pool, projections)) };
 }

@@ -1,5 +1,5 @@
 import { isCompetitorEvent } from '#events/competitor/events.ts';
-import type { RecordedEvent } from '#events/envelope.ts';
+import type { Checkpoint, RecordedEvent } from '#events/envelope.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import type { Logger } from '#infra/logger.ts';
 import { orderingEventTypes } from '#events/ordering/events.ts';
@@ -9,6 +9,7 @@ import { competitorNames } from '#projections/competitor-list/competitor-names.q
 import type { ProjectionRunner } from '#projections/runner.ts';
 import { listSegments } from '#projections/segment-board/segment-board.queries.ts';
 import type { ChangeMessage } from './change-message.ts';
+import { markOf } from './live-mark.ts';
 import { COMPETITORS_ROOM, type Realtime } from './realtime.server.ts';
 
 /** Changes described for notices; changes listed for the refresh decision. */
@@ -26,6 +27,7 @@ const relevantOf = (events: readonly RecordedEvent[]) =>
  */
 export function changeMessage(
   events: readonly RecordedEvent[],
+  checkpoint: Checkpoint,
   names: ReadonlyMap<string, string> = new Map(),
   segments: ReadonlyMap<string, string> = new Map(),
 ): ChangeMessage | undefined {
@@ -48,7 +50,7 @@ export function changeMessage(
     };
   });
   return {
-    position: Math.max(...relevant.map((e) => e.position)),
+    mark: markOf(checkpoint),
     changes,
     touched: relevant.slice(-TOUCHED).map((event) => ({
       competitorId: competitorIdOf(event),
@@ -85,7 +87,7 @@ export function startChangeFeed(
   deps: { db: Queryable; log: Logger },
 ): () => void {
   let sending = Promise.resolve();
-  return runner.onCommitted((projection, events) => {
+  return runner.onCommitted((projection, events, checkpoint) => {
     if (projection !== 'competitor-list') return;
     sending = sending.then(async () => {
       const names = await competitorNames(deps.db, unnamed(events)).catch((error: unknown) => {
@@ -100,7 +102,7 @@ export function startChangeFeed(
             deps.log.warn({ err: error }, 'could not read segment names for a live notice');
             return [];
           });
-      const message = changeMessage(events, names, new Map(segments.map((s) => [s.id, s.name])));
+      const message = changeMessage(events, checkpoint, names, new Map(segments.map((s) => [s.id, s.name])));
       if (message) realtime.broadcast(COMPETITORS_ROOM, 'change', message);
     });
   });

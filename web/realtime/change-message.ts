@@ -1,9 +1,10 @@
+import type { LiveMark } from './live-mark.ts';
 import type { ListEffect } from '#projections/competitor-list/change-effects.ts';
 
 /** What a browser hears after a change to the competitor list is projected (shared by server and client). */
 export interface ChangeMessage {
-  /** The newest position in this batch: clients keep the highest they have seen. */
-  position: number;
+  /** Where the list's checkpoint stands after this batch (live-mark.ts): clients keep the latest they have seen. */
+  mark: LiveMark;
   changes: {
     type: string;
     competitorId: string | null;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { io, type Socket } from 'socket.io-client';
+import { laterMark, type LiveMark } from '#web/realtime/live-mark.ts';
 import { TestClient } from '../../support/test-client.ts';
 
 /** Waits before each resend of a request whose answer was lost, as the browser does (about 15 s in all). */
@@ -126,11 +127,11 @@ export class LoadClient {
 
 /**
  * A live page stand-in: a Socket.IO client with the page's catch-up rule (docs/behaviour.md, live
- * updates) — it keeps the highest position applied and, on `resync` or a reconnect, asks the server's
- * position and takes it (the browser refetches its regions at that moment).
+ * updates) — it keeps the latest mark applied (live-mark.ts) and, on `resync` or a reconnect, asks the
+ * server's mark and takes it (the browser refetches its regions at that moment).
  */
 export class LiveSocket {
-  position = 0;
+  mark: LiveMark = '0:0';
   readonly seen = new Map<string, number>();
   private readonly socket: Socket;
 
@@ -148,8 +149,8 @@ export class LiveSocket {
       connectedBefore = true;
     });
     this.socket.on('resync', () => void this.catchUp());
-    this.socket.on('change', (message: { position: number; touched: { commandId: string }[] }) => {
-      this.position = Math.max(this.position, message.position);
+    this.socket.on('change', (message: { mark: LiveMark; touched: { commandId: string }[] }) => {
+      this.mark = laterMark(this.mark, message.mark);
       for (const change of message.touched) this.seen.set(change.commandId, Date.now());
     });
   }
@@ -163,8 +164,7 @@ export class LiveSocket {
       const response = await fetch(`${this.client.baseUrl}/live/position`, {
         headers: { Cookie: this.client.cookieHeader(), 'X-Requested-With': 'XMLHttpRequest' },
       });
-      if (response.ok)
-        this.position = Math.max(this.position, ((await response.json()) as { position: number }).position);
+      if (response.ok) this.mark = laterMark(this.mark, ((await response.json()) as { list: LiveMark }).list);
     } catch {
       // The next trigger tries again.
     }

@@ -38,7 +38,7 @@ export async function putNote(
     data: { event: 'update-note', payload: { competitorId, column, value } },
   });
   expect(response.status(), await response.text()).toBe(200);
-  return (await response.json()) as { status: string; position: number | null };
+  return (await response.json()) as { status: string; position: number | null; transactionId?: string };
 }
 
 export async function deleteCompetitor(page: Page, baseUrl: string, competitorId: string): Promise<void> {

@@ -1,10 +1,12 @@
+import type { LiveMark } from './live-mark.ts';
+
 /**
  * How far the pages' read models are: what a browser compares broadcasts and head checks with
  * (GET /live/position, and the page as rendered: `<meta name="live-position">`).
  */
-export interface LivePositions {
+export interface LiveMarks {
   /** The competitor list's checkpoint (every competitor screen follows it). */
-  position: number;
-  /** The audit log's newest line, for those who may read it: user changes and operator actions reach no other. */
-  audit?: number;
+  list: LiveMark;
+  /** The audit log's checkpoint, for those who may read it: user changes and operator actions reach no other. */
+  audit?: LiveMark;
 }
