@@ -68,6 +68,12 @@ export class CommandGateway {
       clock?: () => Date;
       /** Told whether the database took the last command (false: unreachable, or full; see readiness). */
       onDatabase?: (took: boolean, error?: unknown) => void;
+      /**
+       * Rejects while the database's files are missing (`Database.checkStorage`; default: not checked).
+       * Asked before an outcome read back from the store is believed: a command admitted just before its
+       * data folder was deleted may have been "stored" into the deleted files (the worker checks too).
+       */
+      checkStorage?: () => Promise<void>;
     },
   ) {
     deps.results.subscribe((commandId, outcome) => this.waiting.get(commandId)?.(outcome));
@@ -163,8 +169,12 @@ export class CommandGateway {
     }
   }
 
-  /** The recorded outcome; undefined when none yet or the store cannot be read (the command is safe). */
+  /**
+   * The recorded outcome; undefined when none yet or the store cannot be read (the command is safe).
+   * Throws StorageMissingError (503, nothing was saved) when the files it would be read from are gone.
+   */
   private async stored(commandId: string): Promise<Outcome | undefined> {
+    await this.deps.checkStorage?.();
     return this.deps.store.findOutcome(commandId).catch(() => undefined);
   }
 }

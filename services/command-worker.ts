@@ -1,6 +1,6 @@
 import type { CommandBus, Delivery } from '#events/bus/command-bus.ts';
 import type { ResultChannel } from '#events/bus/result-channel.ts';
-import { InvalidCommandError } from '#events/command-shape.ts';
+import { InvalidCommandError, type BusEnvelope } from '#events/command-shape.ts';
 import type { Outcome } from '#events/command.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
 import { isDatabaseUnavailable } from '#infra/db/database.ts';
@@ -37,6 +37,13 @@ export interface WorkerOptions {
   onBus?: (reachable: boolean, error?: unknown) => void;
   /** Called once after a batch that appended events (to wake projection runners). */
   onAppended?: () => Promise<void>;
+  /**
+   * Rejects while the database's files are missing (`Database.checkStorage`; default: not checked).
+   * Asked after each command's write, before it is answered or settled: PGlite takes a write into the
+   * deleted files it still holds open, so a command admitted just before its data folder was deleted
+   * and handled after would be answered "saved". Such a command waits as in an outage instead.
+   */
+  checkStorage?: () => Promise<void>;
 }
 
 export interface Worker {
@@ -50,7 +57,15 @@ export interface Worker {
  * `maxDeliveries` it goes to the dead letters and its requester is told.
  */
 export function startCommandWorker(options: WorkerOptions): Worker {
-  const { bus, results, route, log, consumer } = options;
+  const { bus, results, log, consumer, checkStorage } = options;
+  /** The command decided and stored, and (embedded) its write known to be in files that still exist. */
+  const route = checkStorage
+    ? async (envelope: BusEnvelope) => {
+        const outcome = await options.route(envelope);
+        await checkStorage();
+        return outcome;
+      }
+    : options.route;
   const maxDeliveries = options.maxDeliveries ?? 5;
   const concurrency = options.concurrency ?? 16;
   let running = true;

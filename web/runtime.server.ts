@@ -77,6 +77,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
     const readiness = new Readiness();
     const gateway = new CommandGateway({
       ...{ bus, results, store, inbox, log },
+      checkStorage: db.checkStorage,
       onDatabase: (took, error) =>
         reportWrites(readiness, 'database (writes)', took ? undefined : error, WRITE_REFUSED_READINESS_MS),
     });
@@ -165,6 +166,7 @@ async function startWork(runtime: Runtime, closers: Closers, claimIdleMs: number
     log,
     consumer: runtime.instanceId,
     inbox,
+    checkStorage: db.checkStorage,
     redeliveryMs: claimIdleMs,
     // Our own runner is woken at once; the NOTIFY wakes the runners of other processes.
     onAppended: () => {
