@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import os from 'node:os';
 import type { Queryable } from './db/database.ts';
+import { reportingWrite, type WriteReport } from './db/write-report.ts';
 import type { Logger } from './logger.ts';
 
 /**
@@ -110,6 +111,8 @@ export function startInstanceHeartbeat(options: {
   log: Logger;
   everyMs?: number;
   onCheck?: (disagreements: Disagreement[]) => void;
+  /** Told how each beat's write went (see readiness: "database (writes)"). */
+  onWrite?: WriteReport;
 }): InstanceHeartbeat {
   const { db, instanceId, settings, log } = options;
   const values = [
@@ -123,17 +126,21 @@ export function startInstanceHeartbeat(options: {
   let reported = new Set<string>();
   let failing = false;
 
+  const write = async () => {
+    await db.query(
+      `INSERT INTO instances (instance_id, role, host, pid, session_key, redis_prefix)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (instance_id) DO UPDATE SET seen_at = now()`,
+      values,
+    );
+    await db.query('DELETE FROM instances WHERE seen_at < now() - make_interval(hours => $1)', [
+      FORGET_AFTER_HOURS,
+    ]);
+  };
+
   const beat = async () => {
     try {
-      await db.query(
-        `INSERT INTO instances (instance_id, role, host, pid, session_key, redis_prefix)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (instance_id) DO UPDATE SET seen_at = now()`,
-        values,
-      );
-      await db.query('DELETE FROM instances WHERE seen_at < now() - make_interval(hours => $1)', [
-        FORGET_AFTER_HOURS,
-      ]);
+      await reportingWrite(options.onWrite, write());
       const disagreements = findDisagreements(await liveInstances(db));
       const now = new Set(disagreements.map((d) => JSON.stringify([d.setting, d.groups])));
       for (const d of disagreements)

@@ -2,6 +2,7 @@ import { compareCheckpoints, startOfLog, type Checkpoint, type RecordedEvent } f
 import type { EventLogReader } from '#events/store/event-log-reader.ts';
 import { withTransaction, type Database, type Queryable } from '#infra/db/database.ts';
 import { notify, notifyChannels } from '#infra/db/notify-channels.ts';
+import type { WriteReport } from '#infra/db/write-report.ts';
 import type { Logger } from '#infra/logger.ts';
 import type { ProjectionName } from './all-projections.ts';
 import { liveTables, type Projection as AnyProjection } from './projection.ts';
@@ -31,6 +32,8 @@ export interface RunnerOptions {
   batchSize?: number;
   /** Safety-net poll when no notification arrives (default 2 s). */
   pollMs?: number;
+  /** Told how each batch's write went: applied, or the error it failed with (see readiness). */
+  onWrite?: WriteReport;
 }
 
 type BatchResult =
@@ -160,8 +163,10 @@ export class ProjectionRunner {
         // writers' wake-up comes once per batch of theirs). Tried: waiting for that wake-up unless the
         // batch was full or events lay past the horizon saved the empty batch at low load, but the runner
         // then lagged the worker by a whole batch (the sustained rate fell about a quarter, back to back).
-        if (result.kind === 'applied') this.dirty.add(projection.name);
-        else if (result.kind === 'unsettled') delayMs = backoffMs;
+        if (result.kind === 'applied') {
+          this.options.onWrite?.();
+          this.dirty.add(projection.name);
+        } else if (result.kind === 'unsettled') delayMs = backoffMs;
         else if (result.kind === 'busy') delayMs = pollMs / 4;
         else if (result.kind === 'stale') {
           // The old tables keep serving while the new version is built beside them.
@@ -179,6 +184,7 @@ export class ProjectionRunner {
         }
         if (result.kind !== 'newer') standingBy = false;
       } catch (error) {
+        this.options.onWrite?.(error);
         log.error({ err: error, projection: projection.name }, 'projection batch failed; retrying');
         delayMs = 1_000;
       }

@@ -6,6 +6,7 @@ import type { Actor } from '#events/envelope.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
 import type { EventLogWriter } from '#events/store/event-log-writer.ts';
 import { isDatabaseUnavailable, pgErrorCode, unavailableReason } from '#infra/db/database.ts';
+import type { WriteReport } from '#infra/db/write-report.ts';
 import { ServiceUnavailableError, ValidationError } from '#infra/errors.ts';
 import type { Logger } from '#infra/logger.ts';
 
@@ -66,8 +67,8 @@ export class CommandGateway {
       inbox: CommandInbox;
       log: Logger;
       clock?: () => Date;
-      /** Told whether the database took the last command (false: unreachable, or full; see readiness). */
-      onDatabase?: (took: boolean, error?: unknown) => void;
+      /** Told how each admission's write went (see readiness: "database (writes)"). */
+      onWrite?: WriteReport;
       /**
        * Rejects while the database's files are missing (`Database.checkStorage`; default: not checked).
        * Asked before an outcome read back from the store is believed: a command admitted just before its
@@ -114,16 +115,16 @@ export class CommandGateway {
   private async admit(envelope: CommandEnvelope, requestDigest: string | undefined) {
     try {
       const admission = await this.deps.inbox.admit(envelope, requestDigest);
-      this.deps.onDatabase?.(true);
+      this.deps.onWrite?.();
       return admission;
     } catch (error) {
+      this.deps.onWrite?.(error);
       if (refusedBytes(error))
         throw new ValidationError(
           'The change contains characters that cannot be stored (such as NUL or half of a character). Nothing was saved; remove them and try again.',
         );
       // Only an unreachable or full database is "try again"; anything else is a bug to see as one.
       if (!isDatabaseUnavailable(error)) throw error;
-      this.deps.onDatabase?.(false, error);
       this.deps.log.warn({ err: error, commandId: envelope.commandId }, 'could not admit a command');
       throw new ServiceUnavailableError(
         `Your change could not be accepted because ${unavailableReason(error)}. Nothing was saved; please try again in a moment.`,

@@ -4,6 +4,7 @@ import { InvalidCommandError, type BusEnvelope } from '#events/command-shape.ts'
 import type { Outcome } from '#events/command.ts';
 import type { CommandInbox } from '#events/store/command-inbox.ts';
 import { isDatabaseUnavailable } from '#infra/db/database.ts';
+import { reportingWrite, type WriteReport } from '#infra/db/write-report.ts';
 import type { Logger } from '#infra/logger.ts';
 import { commandKey, type CommandRouter } from './command-router.ts';
 
@@ -31,8 +32,11 @@ export interface WorkerOptions {
   /** Trim acknowledged entries from the bus about this often (default 10 s). */
   trimEveryMs?: number;
   onOutcome?: (delivery: Delivery, outcome: Outcome) => void;
-  /** Told whether the database answered the last command (false: an outage, the command waits). */
-  onDatabase?: (reachable: boolean, error?: unknown) => void;
+  /**
+   * Told how each command's write went (see readiness: "database (writes)"), and the inbox's settling:
+   * stored, or the error it met (an outage, a full disk: the command waits).
+   */
+  onWrite?: WriteReport;
   /** Told whether the last read of the bus worked. */
   onBus?: (reachable: boolean, error?: unknown) => void;
   /** Called once after a batch that appended events (to wake projection runners). */
@@ -90,7 +94,7 @@ export function startCommandWorker(options: WorkerOptions): Worker {
     let error = firstError;
     for (;;) {
       if (!running || !isDatabaseUnavailable(error)) throw error;
-      options.onDatabase?.(false, error);
+      options.onWrite?.(error);
       await new Promise((resolve) => setTimeout(resolve, waitMs));
       waitMs = Math.min(waitMs * 2, 2_000);
       try {
@@ -104,7 +108,7 @@ export function startCommandWorker(options: WorkerOptions): Worker {
   /** A command was decided (events appended or a rejection stored): recorded for the batch and answered. */
   function settle(delivery: Delivery, outcome: Outcome): void {
     const { envelope } = delivery;
-    options.onDatabase?.(true);
+    options.onWrite?.();
     if (outcome.status === 'accepted' && outcome.positions.length > 0) appended = true;
     settled.push(envelope.commandId);
     options.onOutcome?.(delivery, outcome);
@@ -236,9 +240,8 @@ export function startCommandWorker(options: WorkerOptions): Worker {
         : undefined,
     ]);
     // Settled before the ack: a crash in between only means a redelivery, which is idempotent.
-    await options.inbox
-      ?.settle(processed)
-      .catch((error: unknown) =>
+    if (options.inbox)
+      await reportingWrite(options.onWrite, options.inbox.settle(processed)).catch((error: unknown) =>
         log.warn({ err: error }, 'could not settle processed commands in the inbox'),
       );
     await bus.ack(acked);

@@ -89,6 +89,7 @@ async function start(
       },
       log,
       onCheck: (disagreements) => runtime.metrics.reportDisagreements(disagreements),
+      onWrite: runtime.writeReport('instances'),
     });
   };
 

@@ -8,12 +8,13 @@ import { CommandInbox } from '#events/store/command-inbox.ts';
 import { DeadLetterStore } from '#events/store/dead-letters.ts';
 import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import type { Config } from '#infra/config.ts';
-import { isConnectionError, unavailableReason, type Database } from '#infra/db/database.ts';
+import type { Database } from '#infra/db/database.ts';
+import type { WriteReport } from '#infra/db/write-report.ts';
 import { migrate } from '#infra/db/migrate.ts';
 import { openDatabase } from '#infra/db/open-database.ts';
 import type { Logger } from '#infra/logger.ts';
 import { createMetrics, type Metrics } from '#infra/metrics.ts';
-import { Readiness } from '#infra/readiness.ts';
+import { Readiness, writeReporter } from '#infra/readiness.ts';
 import type { Redis } from '#infra/redis.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { ProjectionRunner } from '#projections/runner.ts';
@@ -44,6 +45,8 @@ export interface Runtime {
   redis: Redis | undefined;
   metrics: Metrics;
   readiness: Readiness;
+  /** How the writes of one path (`source`) go, for /readyz's "database (writes)" (`writeReporter`). */
+  writeReport(source: string): WriteReport;
   close(): Promise<void>;
 }
 
@@ -78,8 +81,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
     const gateway = new CommandGateway({
       ...{ bus, results, store, inbox, log },
       checkStorage: db.checkStorage,
-      onDatabase: (took, error) =>
-        reportWrites(readiness, 'database (writes)', took ? undefined : error, WRITE_REFUSED_READINESS_MS),
+      onWrite: writeReporter(readiness, 'commands'),
     });
     const watcher = new ProjectionWatcher(db);
     await watcher.start();
@@ -91,6 +93,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
       runner: undefined,
       metrics: createMetrics(),
       readiness,
+      writeReport: (source) => writeReporter(readiness, source),
       close: closers.close,
     };
     if (options.work ?? config.ROLE !== 'web')
@@ -100,24 +103,6 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
     await closers.close();
     throw error;
   }
-}
-
-/**
- * How long a change refused because the database could not take it (its disk full, out of memory,
- * unreachable) keeps this process unready without a new refusal. Nothing cheap says whether the next
- * write fits: a probe that writes costs a write per probe, and may fit in a page that still has room
- * while other writes do not. So the last write's outcome decides: one that succeeds clears it at once,
- * and without writes it lapses, since a load balancer that took the instance out of rotation sends
- * none to clear it. (The worker needs no lapse: it retries a refused command in place every 2 s.)
- */
-const WRITE_REFUSED_READINESS_MS = 30_000;
-
-/** A write's outcome for /readyz; a refusal says why ("unavailable: the server's disk is full"). */
-function reportWrites(readiness: Readiness, dependency: string, error: unknown, forMs?: number): void {
-  if (error === undefined) return readiness.report(dependency, undefined);
-  // "Unreachable" is the database check's own word; a full disk or a missing folder is said as such.
-  const state = isConnectionError(error) ? undefined : `unavailable: ${unavailableReason(error)}`;
-  readiness.report(dependency, error, { state, forMs });
 }
 
 /** Closers run newest first, each failure logged and the rest still run. */
@@ -154,7 +139,10 @@ async function keepStatisticsFresh(db: Database, log: Logger): Promise<() => Pro
  */
 async function startWork(runtime: Runtime, closers: Closers, claimIdleMs: number): Promise<ProjectionRunner> {
   const { config, log, db, store, bus, results, route, inbox, readiness, metrics } = runtime;
-  const runner = new ProjectionRunner({ db, store, projections: allProjections, log });
+  const runner = new ProjectionRunner({
+    ...{ db, store, projections: allProjections, log },
+    onWrite: runtime.writeReport('projections'),
+  });
   // Read-your-writes in this process hears our own commits at once (others read them after the NOTIFY).
   runner.onCheckpoint((projection, checkpoint) => runtime.watcher.reached(projection, checkpoint));
   await runner.start();
@@ -174,7 +162,7 @@ async function startWork(runtime: Runtime, closers: Closers, claimIdleMs: number
       return store.notifyAppended();
     },
     onBus: (ok, error) => readiness.report('command bus', ok ? undefined : error),
-    onDatabase: (ok, error) => reportWrites(readiness, 'database (commands)', ok ? undefined : error),
+    onWrite: writeReporter(readiness, 'command worker'),
     onOutcome: (delivery, outcome) =>
       metrics.commands.inc({ type: delivery.envelope.command.type, status: outcome.status }),
   });

@@ -51,6 +51,7 @@ export async function startWeb(
     https,
     cookies: cookieNames(https),
     signals,
+    onWrite: runtime.writeReport('sessions'),
   };
   const app = createApp(
     {

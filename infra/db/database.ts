@@ -18,7 +18,7 @@ export interface Database {
   readonly pool: Pool;
   readonly notifier: Notifier;
   /** Rejects, saying what to do, when the files behind the database are gone (embedded: DATA_DIR removed). */
-  checkStorage?(): Promise<void>;
+  checkStorage?: () => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -85,6 +85,16 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const code = pgErrorCode(error);
   return code !== undefined && (code.startsWith('53') || code.startsWith('58'));
 }
+
+/**
+ * Whether the database refused a write for a reason of its own, which the next write will likely meet
+ * too: out of a resource (class 53: its disk full, out of memory or connections) or its files missing or
+ * unreadable (class 58, `StorageMissingError`). What `/readyz`'s "database (writes)" counts. Not a lost
+ * connection (the `database` check finds that itself, each time it is asked), nor anything the write
+ * brought on itself: a constraint violation, a conflict, a serialization failure, a deadlock.
+ */
+export const isRefusedWrite = (error: unknown): boolean =>
+  isDatabaseUnavailable(error) && !isConnectionError(error);
 
 /** Why the database cannot take work, in words for the person whose change was not saved. */
 export function unavailableReason(error: unknown): string {

@@ -116,7 +116,7 @@ describe('command worker', () => {
       results,
       // One delivery only: had the outage counted as a failure, the command would be a dead letter.
       maxDeliveries: 1,
-      onDatabase: (reachable) => database.push(reachable),
+      onWrite: (error) => database.push(error === undefined),
       route: async () => {
         attempts++;
         if (attempts <= 2) throw outage();

@@ -59,7 +59,10 @@ export async function startTestApp(
       ...runtime,
       assets: await loadAssets(assetsDir),
       sessionSecret: secret,
-      sessions: { db: db.pool, secret, https: false, cookies: cookieNames(false) },
+      sessions: {
+        ...{ db: db.pool, secret, https: false, cookies: cookieNames(false) },
+        onWrite: runtime.writeReport('sessions'),
+      },
       loginLimiter: createLoginLimiter(undefined, 'test:'),
       searchPages: createSearchPageCache(),
     },

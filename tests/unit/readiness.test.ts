@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Readiness } from '#infra/readiness.ts';
+import { StorageMissingError } from '#infra/db/database.ts';
+import { Readiness, writeReporter } from '#infra/readiness.ts';
 
 describe('readiness', () => {
   it('a problem known from the last write lapses after its window; a success clears it at once', () => {
@@ -32,5 +33,57 @@ describe('readiness', () => {
     expect(readiness.current()).toEqual({ 'command bus': { state: 'unavailable', detail: 'NOAUTH' } });
     readiness.report('command bus', undefined);
     expect(readiness.unavailable()).toEqual({ 'command bus': false });
+  });
+
+  describe('writes reported by each path ("database (writes)")', () => {
+    const failure = (code: string, message = `SQLSTATE ${code}`) =>
+      Object.assign(new Error(message), { code });
+
+    it.each([
+      ['a full disk', failure('53100'), "unavailable: the server's disk is full"],
+      ['out of memory', failure('53200'), 'unavailable: the database is out of memory or connections'],
+      ['an I/O error', failure('58030'), 'unavailable: the database cannot read its files'],
+      ['a file missing', failure('58P01'), 'unavailable: the database cannot read its files'],
+      [
+        'a deleted data folder',
+        new StorageMissingError('gone'),
+        "unavailable: the server's data folder is missing",
+      ],
+    ])('%s counts, saying so', (_, error, state) => {
+      const readiness = new Readiness();
+      writeReporter(readiness, 'projections')(error);
+      expect(readiness.current()).toEqual({
+        'database (writes)': { state, detail: `projections: ${error.message}` },
+      });
+    });
+
+    it.each([
+      ['a unique violation', failure('23505')],
+      ['a serialization failure', failure('40001')],
+      ['a deadlock', failure('40P01')],
+      ['a lost connection (the database check says that)', failure('08006')],
+      ['a refused connection', new Error('connect ECONNREFUSED 127.0.0.1:5432')],
+      ['NUL in text', failure('22P05')],
+    ])('%s does not count, and does not clear a refusal', (_, error) => {
+      const readiness = new Readiness();
+      const report = writeReporter(readiness, 'sessions');
+      report(error);
+      expect(readiness.current()).toEqual({});
+      report(failure('53100'));
+      report(error);
+      expect(Object.keys(readiness.current())).toEqual(['database (writes)']);
+    });
+
+    it("a path's success clears its own refusal only", () => {
+      const readiness = new Readiness();
+      const projections = writeReporter(readiness, 'projections');
+      const instances = writeReporter(readiness, 'instances');
+      projections(failure('53100', 'could not extend file "base/5/16405"'));
+      // A heartbeat row that fits in a page with room says nothing of the projection's table.
+      instances();
+      expect(readiness.unavailable()).toEqual({ 'database (writes)': true });
+      projections();
+      expect(readiness.unavailable()).toEqual({ 'database (writes)': false });
+    });
   });
 });

@@ -3,6 +3,7 @@ import type { Context, Middleware } from 'koa';
 import { startOfLog } from '#events/envelope.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import { prepared } from '#infra/db/prepared.ts';
+import { reportingWrite, type WriteReport } from '#infra/db/write-report.ts';
 import { sessionTokenPattern } from '../input.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
 import { markOf, type LiveMark } from '../realtime/live-mark.ts';
@@ -20,6 +21,8 @@ export interface SessionOptions {
   absoluteMs?: number;
   /** Told when a session ends here (sign-out), so live sockets bound to it close on every instance. */
   signals?: SessionSignals;
+  /** Told how each write of a session went (see readiness: "database (writes)"). */
+  onWrite?: WriteReport;
 }
 
 const IDLE_MS = 12 * 60 * 60 * 1000;
@@ -84,13 +87,13 @@ export async function sessionById(
   );
   const endsAt = Math.min(row.lastSeen.getTime() + idleMs, hardEnd);
   if (row.disabled || now >= endsAt) {
-    await db.query('DELETE FROM sessions WHERE id = $1', [id]);
+    await write(options, 'DELETE FROM sessions WHERE id = $1', [id]);
     return undefined;
   }
   const user = { id: row.id, email: row.email, name: row.name, role: row.role };
   const listMark = row.listMark ?? markOf(startOfLog);
   if (touch && now - row.lastSeen.getTime() > TOUCH_MS) {
-    await db.query('UPDATE sessions SET last_seen_at = now() WHERE id = $1', [id]);
+    await write(options, 'UPDATE sessions SET last_seen_at = now() WHERE id = $1', [id]);
     return { user, endsAt: new Date(Math.min(now + idleMs, hardEnd)), listMark };
   }
   return { user, endsAt: new Date(endsAt), listMark };
@@ -136,7 +139,8 @@ export async function startSession(ctx: Context, options: SessionOptions, userId
   await endSession(ctx, options);
   const token = newToken();
   const absoluteMs = options.absoluteMs ?? ABSOLUTE_MS;
-  await options.db.query(
+  await write(
+    options,
     `INSERT INTO sessions (id, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`,
     [sessionIdOf(options.secret, token), userId, absoluteMs / 1000],
   );
@@ -149,13 +153,17 @@ export async function endSession(ctx: Context, options: SessionOptions): Promise
   const token = ctx.cookies.get(options.cookies.session);
   if (token) {
     const sessionId = sessionIdOf(options.secret, token);
-    await options.db.query('DELETE FROM sessions WHERE id = $1', [sessionId]);
+    await write(options, 'DELETE FROM sessions WHERE id = $1', [sessionId]);
     await options.signals?.publish({ kind: 'session-ended', sessionId });
   }
   setCookie(ctx, options.cookies.session, null, { https: options.https });
   ctx.state.sessionToken = undefined;
   ctx.state.user = undefined;
 }
+
+/** A write of the sessions table, its outcome told to `onWrite`. */
+const write = (options: SessionOptions, text: string, values: unknown[]) =>
+  reportingWrite(options.onWrite, options.db.query(text, values));
 
 /** Removes expired sessions; run now and then. */
 export async function purgeExpiredSessions(db: Queryable): Promise<number> {
