@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,6 +37,11 @@ const readable = (html: string) =>
     .replace(/<[^>]+>/g, ' ')
     .replace(/&#x27;/g, "'")
     .replace(/\s+/g, ' ');
+/** The signals a process handles (SigCgt in /proc: bit n-1 for signal n), 0 once it is gone. */
+const caughtSignals = async (pid: number) =>
+  BigInt(
+    `0x${/^SigCgt:\s*([0-9a-f]+)$/m.exec(await readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))?.[1] ?? '0'}`,
+  );
 const answers = async (port: number) =>
   fetch(`http://127.0.0.1:${port}/healthz`).then(
     () => true,
@@ -50,7 +55,7 @@ describe('the embedded process', () => {
       const { dataDir, port } = await fresh();
       const supervisor = startApp(
         { DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: 'lifecycle-pass-1' },
-        'web/supervisor.server.ts',
+        'web/supervisor.server.mjs',
       );
       await supervisor.printed('Rivals is running', START_MS);
       const server = await lockOwner(dataDir);
@@ -70,7 +75,7 @@ describe('the embedded process', () => {
       const { dataDir, port } = await fresh();
       const supervisor = startApp(
         { DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: 'lifecycle-pass-1', LOG_LEVEL: 'info' },
-        'web/supervisor.server.ts',
+        'web/supervisor.server.mjs',
       );
       await supervisor.printed('Rivals is running', START_MS);
       const server = await lockOwner(dataDir);
@@ -88,7 +93,7 @@ describe('the embedded process', () => {
     const { dataDir, port } = await fresh();
     const supervisor = startApp(
       { DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: 'lifecycle-pass-1' },
-      'web/supervisor.server.ts',
+      'web/supervisor.server.mjs',
       { ownGroup: true },
     );
     // The supervisor has spawned its server, which takes a second or two to load its modules: no
@@ -103,6 +108,32 @@ describe('the embedded process', () => {
     expect(await supervisor.exited).toBe(0);
     expect(supervisor.stderr()).toBe('');
     expect(isAlive(server ?? 0)).toBe(false);
+    expect(await lockOwner(dataDir)).toBeUndefined();
+  }, 30_000);
+
+  it('npm start runs the supervisor on plain Node, so Ctrl+C from its first moment ends it with 0, quietly', async () => {
+    // It was `node --import tsx web/supervisor.server.ts`: tsx loaded first (about 0.3 s), with no
+    // handler installed, and a Ctrl+C then ended the supervisor by the signal's default action.
+    const { scripts } = JSON.parse(await readFile('package.json', 'utf8')) as { scripts: { start: string } };
+    expect(scripts.start.split('&&').at(-1)?.trim()).toBe('node web/supervisor.server.mjs');
+    const { dataDir, port } = await fresh();
+    const supervisor = startApp(
+      { DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: 'lifecycle-pass-1' },
+      'web/supervisor.server.mjs',
+      { ownGroup: true },
+    );
+    const pid = supervisor.child.pid ?? 0;
+    // The first moment its own handlers are in: Node itself catches SIGINT and SIGTERM from its start
+    // (to exit by them after restoring the terminal), not SIGHUP, installed in the same loop. SigCgt in
+    // /proc has bit n-1 for signal n; SIGHUP is 1.
+    await until(
+      async () => ((await caughtSignals(pid)) & 1n) !== 0n,
+      'the supervisor to handle its stop signals',
+      10_000,
+    );
+    process.kill(-pid, 'SIGINT');
+    expect(await supervisor.exited).toBe(0);
+    expect(supervisor.stderr()).toBe('');
     expect(await lockOwner(dataDir)).toBeUndefined();
   }, 30_000);
 

@@ -41,7 +41,7 @@ describe.each(runs('postgres') && runs('redis') ? ['postgres+redis'] : [])('scal
   it('a worker under `npm start` is restarted after a crash, and Ctrl+C stops it without an error', async () => {
     const db = await createTestDatabase('postgres');
     databases.push(db);
-    const supervisor = spawn(process.execPath, ['--import', 'tsx', 'web/supervisor.server.ts'], {
+    const supervisor = spawn(process.execPath, ['web/supervisor.server.mjs'], {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? '',

@@ -44,7 +44,7 @@ describe('npm start under attack', () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'rivals-supervisor-'));
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    supervisor = spawn(process.execPath, ['--import', 'tsx', 'web/supervisor.server.ts'], {
+    supervisor = spawn(process.execPath, ['web/supervisor.server.mjs'], {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? '',

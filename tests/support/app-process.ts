@@ -28,7 +28,9 @@ export function startApp(
   entry = 'web/main.server.ts',
   options: { ownGroup?: boolean } = {},
 ): AppProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  // The supervisor is plain JavaScript, run as `npm start` runs it; the server is TypeScript, run by tsx.
+  const args = entry.endsWith('.mjs') ? [entry] : ['--import', 'tsx', entry];
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', HOST: '127.0.0.1', DEMO_DATA: 'false', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
