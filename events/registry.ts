@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { composeStrings } from './text.ts';
 
 /**
  * One event type: its current schema version, its schema, and upcasters that lift each older
@@ -63,14 +64,16 @@ export class EventRegistry {
         `event ${type} has schema version ${schemaVersion}; this code knows up to ${definition.schemaVersion}`,
       );
     }
-    if (schemaVersion === definition.schemaVersion) return data;
+    // Composed (NFC) whatever its version: events written before text was composed at the edge still
+    // read as the same text a search or a name check would type (decision 0024).
+    if (schemaVersion === definition.schemaVersion) return composeStrings(data);
     let current = data;
     for (let v = schemaVersion; v < definition.schemaVersion; v++) {
       const lift = definition.upcasters?.[v];
       if (!lift) throw new UnknownEventError(`event ${type} has no upcaster from schema version ${v}`);
       current = lift(current);
     }
-    return definition.schema.parse(current);
+    return definition.schema.parse(composeStrings(current));
   }
 
   private definition(type: string): EventDefinition {

@@ -21,6 +21,34 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * hyphens: what `competitorNameKey` leaves out; and the braille blank, U+2800). Such a name or note looks
  * empty, so it counts as empty.
  */
+/** Below U+0300 every character is already composed (NFC): most text needs no work at all. */
+const MAY_DECOMPOSE = /[\u0300-\uffff]/;
+
+/**
+ * Every string in `value` composed (NFC), as `text` composes what people type. Events recorded before
+ * that keep the letters as they were typed; the event registry reads them through this, so a replay or a
+ * projection rebuild stores them composed too. Returns `value` itself when nothing changes.
+ */
+export function composeStrings(value: unknown): unknown {
+  if (typeof value === 'string') return MAY_DECOMPOSE.test(value) ? value.normalize('NFC') : value;
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const items: readonly unknown[] = value;
+    let copy: unknown[] | undefined;
+    items.forEach((item, i) => {
+      const composed = composeStrings(item);
+      if (composed !== item) (copy ??= [...items])[i] = composed;
+    });
+    return copy ?? value;
+  }
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const composed = composeStrings(item);
+    if (composed !== item) (copy ??= { ...value })[key] = composed;
+  }
+  return copy ?? value;
+}
+
 export const isBlank = (value: string): boolean =>
   value.replace(/[\p{Default_Ignorable_Code_Point}\u2800]/gu, '').trim() === '';
 
@@ -35,10 +63,15 @@ export const controlCharacterMessage = (label: string, options: { multiline?: bo
 /**
  * A string field named `label`: refuses control characters first (its message wins), then the caller
  * chains trim/min/max as usual. `required` is the message for a missing value.
+ *
+ * The text is composed (Unicode NFC) first: "é" typed as one character or as "e" plus a combining
+ * accent (macOS, some pastes) is one spelling, so it is stored, counted and searched as one
+ * (docs/decisions/0024-text-is-nfc.md).
  */
 export function text(label: string, options: { multiline?: boolean; required?: string } = {}) {
   return z
     .string({ error: options.required ?? `${label} must be text.` })
+    .normalize('NFC')
     .refine((value) => !hasControlCharacters(value, options), {
       message: controlCharacterMessage(label, options),
       abort: true,

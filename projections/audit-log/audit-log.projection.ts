@@ -29,10 +29,12 @@ const subjectId = (e: AuditedEvent): string | undefined =>
 /**
  * Every event as one line of the audit log, with who, when, and a readable summary.
  * Version 2: segments by name, not id (an install built by version 1 rebuilds at its next start).
+ * Version 3: text composed (NFC) as events are now read, so names and notes typed with combining
+ * accents are found by a search typed the other way (decision 0024).
  */
 export const auditLogProjection = defineProjection({
   name: 'audit-log',
-  version: 2,
+  version: 3,
   tables: ['audit_log', 'audit_log_subjects', 'audit_log_segments'],
   handles: auditedTypes,
 

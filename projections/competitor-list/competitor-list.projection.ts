@@ -20,10 +20,12 @@ type Tables = 'competitor_list' | 'competitor_list_segments' | 'competitor_list_
  * the rows it touches, then written with one upsert and one rank compaction, so seeding a million
  * competitors costs a few statements per batch rather than one per event. Reorders (drag-sorting) are
  * applied in log order between runs of other changes.
+ * Version 2: text composed (NFC) as events are now read, so names and notes typed with combining
+ * accents are found by a search typed the other way (decision 0024).
  */
 export const competitorListProjection = defineProjection({
   name: 'competitor-list',
-  version: 1,
+  version: 2,
   tables: ['competitor_list', 'competitor_list_segments', 'competitor_list_order'],
   handles: [...competitorEventTypes, 'SegmentAdded', ...orderingEventTypes],
 

@@ -40,10 +40,14 @@ export function noteHistoryRows(
   });
 }
 
-/** Every note version, for /competitors/:id/history. */
+/**
+ * Every note version, for /competitors/:id/history.
+ * Version 2: text composed (NFC) as events are now read, so names and notes typed with combining
+ * accents are found by a search typed the other way (decision 0024).
+ */
 export const noteHistoryProjection = defineProjection({
   name: 'note-history',
-  version: 1,
+  version: 2,
   tables: ['note_history'],
   handles: ['CompetitorNoteUpdated'],
 

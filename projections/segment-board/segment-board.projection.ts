@@ -10,10 +10,12 @@ import { defineProjection } from '../projection.ts';
  * The segments, in board order, and the version of the ordering stream that order reflects: every
  * ordering event moves it, so the board page can tell whether its segment order is as new as the
  * competitors' order it shows beside it (web/pages/ordering).
+ * Version 3: text composed (NFC) as events are now read, so names and notes typed with combining
+ * accents are found by a search typed the other way (decision 0024).
  */
 export const segmentBoardProjection = defineProjection({
   name: 'segment-board',
-  version: 2,
+  version: 3,
   tables: ['segment_board', 'segment_board_order'],
   handles: ['SegmentAdded', ...orderingEventTypes],
 

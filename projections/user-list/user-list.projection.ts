@@ -4,10 +4,14 @@ import { defineProjection } from '../projection.ts';
 
 const userTypes = new Set(['UserAdded', 'UserRoleChanged', 'UserDisabled', 'UserEnabled']);
 
-/** Users for sign-in, authorization and the /users page. Few rows, so one statement per event is fine. */
+/**
+ * Users for sign-in, authorization and the /users page. Few rows, so one statement per event is fine.
+ * Version 2: text composed (NFC) as events are now read, so names and notes typed with combining
+ * accents are found by a search typed the other way (decision 0024).
+ */
 export const userListProjection = defineProjection({
   name: 'user-list',
-  version: 1,
+  version: 2,
   tables: ['user_list'],
   handles: [...userTypes],
 

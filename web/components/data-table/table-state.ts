@@ -36,7 +36,8 @@ function cutAtCharacter(text: string, max: number): string {
  * clamped once the count is known); a perPage outside the offered sizes becomes 15.
  */
 export function parseTableState(query: Record<string, QueryValue>, sortable: readonly string[]): TableState {
-  const search = cutAtCharacter(single(query.search).trim(), SEARCH_MAX_LENGTH);
+  // Composed (NFC) as stored text is (events/text.ts), so an accent typed either way finds the other.
+  const search = cutAtCharacter(single(query.search).normalize('NFC').trim(), SEARCH_MAX_LENGTH);
   const sortMatch = /^([a-z_]+):(asc|desc)$/.exec(single(query.sort));
   const sort = sortMatch && sortable.includes(sortMatch[1] ?? '') ? single(query.sort) : '';
   const rawPage = single(query.page).trim();

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemActor } from '#events/envelope.ts';
+import { allProjections } from '#projections/all-projections.ts';
+import { rebuildProjections } from '#projections/rebuild/rebuild.ts';
+import { createAccount } from '#services/user/accounts.ts';
+import { databaseBackends } from '#tests/support/environment.ts';
+import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
+import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
+import type { TestClient } from '#tests/support/test-client.ts';
+
+/**
+ * Text that looks the same is the same text (decision 0024): "é" typed as one character (NFC, most
+ * keyboards) or as "e" + a combining accent (NFD: macOS file names, some PDFs and pastes) is stored as
+ * NFC, so a search typed either way finds a name, a note or a user written the other way.
+ */
+const nfd = (s: string) => s.normalize('NFD');
+const nfc = (s: string) => s.normalize('NFC');
+const name = 'Crème Brûlée Café';
+const note = 'Prix élevés à Zürich';
+const displayName = 'Zoë Ångström';
+
+describe.each(databaseBackends)('text typed in either Unicode form on %s', (backend) => {
+  let app: TestApp;
+  let admin: TestClient;
+  const competitorId = randomUUID();
+
+  beforeAll(async () => {
+    app = await startTestApp(backend, { demoData: false });
+    const added = await app.runtime.route(envelope(addCompetitorCommand(nfd(name), { competitorId })));
+    expect(added.status).toBe('accepted');
+    const noted = await app.runtime.route(
+      envelope({
+        type: 'UpdateCompetitorNote',
+        payload: { competitorId, column: 'pricing', value: nfd(note) },
+      }),
+    );
+    expect(noted.status).toBe('accepted');
+    const { outcome } = await createAccount(
+      app.db.pool,
+      (command) =>
+        app.runtime.route({
+          commandId: randomUUID(),
+          correlationId: 'test',
+          actor: systemActor,
+          at: new Date().toISOString(),
+          command,
+        }),
+      {
+        email: 'zoe@rivals.test',
+        displayName: nfd(displayName),
+        role: 'viewer',
+        password: 'a-long-test-password',
+      },
+    );
+    expect(outcome?.status).toBe('accepted');
+    await app.runtime.store.notifyAppended();
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const { rows } = await app.db.pool.query<{ n: number }>(
+        `SELECT ((SELECT count(*) FROM competitor_list WHERE pricing <> '')
+               + (SELECT count(*) FROM audit_log WHERE type = 'CompetitorNoteUpdated')
+               + (SELECT count(*) FROM user_list WHERE email = 'zoe@rivals.test'))::int AS n`,
+      );
+      if (Number(rows[0]?.n) >= 3) break;
+      if (Date.now() > deadline) throw new Error('the changes never reached the read models');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    admin = await app.client('admin');
+  });
+  afterAll(async () => app?.close());
+
+  const count = async (path: string, term: string) => {
+    const response = await admin.get(`${path}?search=${encodeURIComponent(term)}&sort=&page=1&perPage=15`, {
+      xhr: true,
+    });
+    expect(response.status, `${path} ${term}`).toBe(200);
+    return response.text();
+  };
+
+  it('stores names, notes and display names as NFC, whichever form was typed', async () => {
+    const competitor = await app.db.pool.query<{ name: string; pricing: string }>(
+      'SELECT name, pricing FROM competitor_list WHERE id = $1',
+      [competitorId],
+    );
+    expect(competitor.rows[0]).toEqual({ name: nfc(name), pricing: nfc(note) });
+    const user = await app.db.pool.query<{ display_name: string }>(
+      `SELECT display_name FROM user_list WHERE email = 'zoe@rivals.test'`,
+    );
+    expect(user.rows[0]?.display_name).toBe(nfc(displayName));
+    const events = await app.db.pool.query<{ data: { name?: string; value?: string } }>(
+      `SELECT data FROM events WHERE type IN ('CompetitorAdded', 'CompetitorNoteUpdated') ORDER BY position`,
+    );
+    expect(events.rows.map((r) => r.data.name ?? r.data.value)).toEqual([nfc(name), nfc(note)]);
+  });
+
+  it('finds the name, the note and the user by a search typed in either form', async () => {
+    for (const form of [nfc, nfd]) {
+      for (const term of [name, 'brûlée', note, 'élevés']) {
+        const page = await count('/competitors', form(term));
+        expect(page, `${form.name} ${term}`).toMatch(/>1 competitor(<!-- -->)? · page 1 of 1</);
+        expect(page).toContain(`>${nfc(name)}<`);
+      }
+      expect(await count('/audit', form('Brûlée')), form.name).toContain(nfc(name));
+      expect(await count('/users', form('Ångström')), form.name).toContain(nfc(displayName));
+    }
+  });
+
+  it('stores a name recorded decomposed before text was composed as NFC once the projections are rebuilt', async () => {
+    // As an install upgraded from before decision 0024 holds it: a rename recorded as typed, decomposed
+    // (events are append-only, so it is appended as it was then, past the store's validation).
+    const renamed = `${name} Bis`;
+    await app.db.pool.query(
+      `INSERT INTO events (stream, stream_version, type, schema_version, data, metadata, command_id)
+       SELECT stream, (SELECT max(stream_version) + 1 FROM events WHERE stream = e.stream), 'CompetitorUpdated', 2,
+              jsonb_set(data, '{name}', to_jsonb($1::text)), metadata, 'decomposed-rename'
+       FROM events e WHERE type = 'CompetitorAdded' AND data->>'competitorId' = $2`,
+      [nfd(renamed), competitorId],
+    );
+    await rebuildProjections(app.db, app.runtime.store, allProjections);
+    const { rows } = await app.db.pool.query<{ name: string }>(
+      'SELECT name FROM competitor_list WHERE id = $1',
+      [competitorId],
+    );
+    expect(rows[0]?.name).toBe(nfc(renamed));
+    expect(await count('/competitors', nfc('Brûlée Café Bis'))).toMatch(
+      />1 competitor(<!-- -->)? · page 1 of 1</,
+    );
+    expect(await count('/audit', nfc('Brûlée Café Bis'))).toContain(nfc(renamed));
+  });
+});
