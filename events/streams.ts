@@ -6,6 +6,11 @@ export const competitorStream = (competitorId: string): string => `competitor-${
  * (a decomposed "é" is the precomposed one, "ﬁ" is "fi"), without invisible characters (zero-width
  * spaces and joiners, soft hyphens), with runs of spaces as one, case-folded. Names that look the same
  * on screen are the same name.
+ *
+ * Case folding is one rule for every language (decision 0024): the Greek sigma is one letter whether
+ * written Σ, σ or ς — each is lower-cased as a capital Σ is (ς at the end of a word, σ elsewhere), so
+ * the keys of names spelled as Greek is written stay what they were; "ẞ" is "ß" but not "ss"; the
+ * Turkish İ and ı stay letters of their own.
  */
 export const competitorNameKey = (name: string): string =>
   name
@@ -13,6 +18,7 @@ export const competitorNameKey = (name: string): string =>
     .replace(/\p{Default_Ignorable_Code_Point}/gu, '')
     .replace(/\s+/gu, ' ')
     .trim()
+    .replace(/[σς]/gu, 'Σ')
     .toLocaleLowerCase('en-US');
 
 /** One stream per competitor name (`competitorNameKey`): claims keep names unique among live competitors. */

@@ -20,6 +20,27 @@ describe('competitor names', () => {
     expect(competitorNameStream('Acme')).not.toBe(competitorNameStream('Acme Inc'));
   });
 
+  it('folds case beyond ASCII as one rule for every language (decision 0024)', () => {
+    const same = (a: string, b: string) =>
+      expect(competitorNameStream(a), `${a} = ${b}`).toBe(competitorNameStream(b));
+    const differ = (a: string, b: string) =>
+      expect(competitorNameStream(a), `${a} ≠ ${b}`).not.toBe(competitorNameStream(b));
+    same('ÄRZTE', 'ärzte');
+    same('Cafe\u0301', 'CAFÉ');
+    // Greek sigma: capital Σ, final ς and medial σ are one letter, wherever a name puts them.
+    same('ΟΔΟΣ', 'οδοσ');
+    same('ΟΔΟΣ', 'Οδος');
+    same('ΟΔΟΣ ΑΕ', 'οδοσ αε');
+    same('ΣΑΣ', 'ςας');
+    // The capital sharp s is the sharp s; "ss" is a spelling of its own, as the search sees it.
+    same('STRAẞE', 'Straße');
+    differ('Straße', 'STRASSE');
+    // Turkish dotted and dotless i are letters of their own (language-neutral folding).
+    differ('İstanbul', 'Istanbul');
+    differ('ıstanbul', 'Istanbul');
+    same('İSTANBUL', 'i̇stanbul');
+  });
+
   it('lets the first claim win and rejects another competitor with a clear message', () => {
     expect(
       given(competitorNameDecider, []).when({ type: 'ClaimCompetitorName', name: 'Acme', competitorId: a }),
