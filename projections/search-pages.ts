@@ -9,11 +9,18 @@ import type { Queryable } from '#infra/db/database.ts';
  */
 
 /**
- * `%term%` with the term's wildcards escaped, for `search_text LIKE lower($1)`: the case is folded by
+ * `%term%` with the term's wildcards escaped, for `search_text LIKE foldedSearch`: the case is folded by
  * Postgres, as the stored text was, never by JavaScript, whose `toLowerCase` differs for some letters
  * (a final Σ becomes ς, İ becomes i + a combining dot) so that a name could not be found by itself.
  */
 export const containsPattern = (term: string): string => `%${term.replace(/[\\%_]/g, '\\$&')}%`;
+
+/**
+ * The search as the searched text is folded (infra/migrations/030_search_folds_sigma.sql): lower case,
+ * and the final sigma ς as σ, so Greek is found however its sigma was typed. Compared as
+ * `search_text LIKE ${foldedSearch}` with `containsPattern(term)` as `$1`.
+ */
+export const foldedSearch = `translate(lower($1), 'ς', 'σ')`;
 
 /** One search in one sort: its matching ids in order, as of one version of the table. */
 export interface MatchSet {

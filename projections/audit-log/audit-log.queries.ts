@@ -3,6 +3,7 @@ import { EXACT_COUNT_LIMIT as EXACT_LIMIT } from '../competitor-list/competitor-
 import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
 import {
   containsPattern,
+  foldedSearch,
   countedSearchPage,
   type SearchPageCache,
   type SearchTable,
@@ -63,7 +64,7 @@ const searchTable: SearchTable = {
   table: 'audit_log',
   id: 'position',
   idType: 'bigint',
-  where: 'search_text LIKE lower($1)',
+  where: `search_text LIKE ${foldedSearch}`,
   columns: selectColumns,
 };
 
@@ -107,7 +108,7 @@ export async function listAudit(
     if (cached) return cached;
     return deepSearchPage(db, { ...query, sort });
   }
-  const where = 'WHERE search_text LIKE lower($1)';
+  const where = `WHERE search_text LIKE ${foldedSearch}`;
   const params = [containsPattern(query.search)];
   const { rows: counted } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM (SELECT 1 FROM audit_log ${where} LIMIT ${EXACT_LIMIT + 1}) t`,
@@ -137,7 +138,7 @@ export async function listAudit(
       `SELECT ${selectColumns} FROM audit_log
        WHERE position IN (SELECT position FROM (SELECT ${walkColumns} FROM audit_log ORDER BY ${walk}
                                                 LIMIT ${WALK_ROWS}) w
-                          WHERE w.search_text LIKE lower($1) ORDER BY ${walk} LIMIT ${query.perPage})
+                          WHERE w.search_text LIKE ${foldedSearch} ORDER BY ${walk} LIMIT ${query.perPage})
        ORDER BY ${order}`,
       params,
     );
@@ -195,7 +196,7 @@ async function deepSearchPage(
   const { key, nulls } = matchKeys[query.sort.column];
   const direction = query.sort.direction === 'asc' ? 'ASC' : 'DESC';
   const { rows } = await db.query<AuditRow & { m_total: number; m_page: number }>(
-    `WITH m AS MATERIALIZED (SELECT position, ${key} AS k FROM audit_log WHERE search_text LIKE lower($1)),
+    `WITH m AS MATERIALIZED (SELECT position, ${key} AS k FROM audit_log WHERE search_text LIKE ${foldedSearch}),
        c AS (SELECT count(*)::int AS n FROM m),
        p AS (SELECT n, least($2::bigint, greatest(1, ceil(n / $3::numeric)))::int AS page FROM c),
        ids AS (SELECT position FROM m ORDER BY k ${direction} ${nulls}, position ${direction}

@@ -5,6 +5,7 @@ import { fromDbRow } from './competitor-list.writer.ts';
 import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
 import {
   containsPattern,
+  foldedSearch,
   countedSearchPage,
   type SearchPageCache,
   type SearchTable,
@@ -68,7 +69,7 @@ const searchTable: SearchTable = {
   table: 'competitor_list',
   id: 'id',
   idType: 'uuid',
-  where: 'search_text LIKE lower($1)',
+  where: `search_text LIKE ${foldedSearch}`,
   columns: selectColumns,
 };
 
@@ -99,7 +100,7 @@ export async function listCompetitors(
   }
   if (!query.search) return rankPage(db, query, sort.direction);
   // From here on, a search.
-  const where = 'WHERE search_text LIKE lower($1)';
+  const where = `WHERE search_text LIKE ${foldedSearch}`;
   const params: unknown[] = [containsPattern(query.search)];
   if (query.page > 1) {
     const cached = await countedSearchPage<DbRow>(
@@ -218,7 +219,7 @@ async function deepSearchPage(
 ): Promise<ListResult> {
   const direction = sort.direction === 'asc' ? 'ASC' : 'DESC';
   const { rows } = await db.query<DbRow & { m_total: number; m_page: number }>(
-    `WITH m AS MATERIALIZED (SELECT id, ${matchKeys[sort.column]} AS k FROM competitor_list WHERE search_text LIKE lower($1)),
+    `WITH m AS MATERIALIZED (SELECT id, ${matchKeys[sort.column]} AS k FROM competitor_list WHERE search_text LIKE ${foldedSearch}),
        c AS (SELECT count(*)::int AS n FROM m),
        p AS (SELECT n, least($2::bigint, greatest(1, ceil(n / $3::numeric)))::int AS page FROM c),
        ids AS (SELECT id FROM m ORDER BY k ${direction}, id ${direction}

@@ -4,6 +4,7 @@ import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
 import {
   cachedSearchPage,
   containsPattern,
+  foldedSearch,
   type SearchPageCache,
   type SearchTable,
 } from '../search-pages.ts';
@@ -55,7 +56,8 @@ const pageIndexes: Record<UserSortColumn, { asc: PageIndexSort; desc: PageIndexS
   created: bothWays('user_list', 'user_list_pages_created', ['created_at'], 'id'),
 };
 
-const searchCondition = `lower(display_name || ' ' || email || ' ' || role) LIKE lower($1)`;
+/** Folded as the search is, and as the trigram index user_list_search is built (migration 030). */
+const searchCondition = `translate(lower(display_name || ' ' || email || ' ' || role), 'ς', 'σ') LIKE ${foldedSearch}`;
 const searchTable: SearchTable = {
   table: 'user_list',
   id: 'id',

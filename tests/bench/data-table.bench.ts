@@ -29,7 +29,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import pg from 'pg';
 import { listCompetitors } from '#projections/competitor-list/competitor-list.queries.ts';
-import { containsPattern } from '#projections/search-pages.ts';
+import { containsPattern, foldedSearch } from '#projections/search-pages.ts';
 import { DEFAULT_PER_PAGE } from '#web/components/data-table/table-state.ts';
 import { caseKnob, knob, textKnob } from './support/knobs.ts';
 import { loadTest, type LoadResult } from './support/load.ts';
@@ -134,7 +134,7 @@ if (total < minRows) {
 const matches = async (term: string) =>
   (
     await pool.query<{ n: number }>(
-      'SELECT count(*)::int AS n FROM competitor_list WHERE search_text LIKE lower($1)',
+      `SELECT count(*)::int AS n FROM competitor_list WHERE search_text LIKE ${foldedSearch}`,
       [containsPattern(term)],
     )
   ).rows[0]?.n ?? 0;

@@ -5,7 +5,7 @@ import {
   listCompetitors,
   type CompetitorSortColumn,
 } from '#projections/competitor-list/competitor-list.queries.ts';
-import { containsPattern } from '#projections/search-pages.ts';
+import { containsPattern, foldedSearch } from '#projections/search-pages.ts';
 import { listUsers } from '#projections/user-list/user-list.queries.ts';
 import { userListProjection } from '#projections/user-list/user-list.projection.ts';
 import { withTransaction } from '#infra/db/database.ts';
@@ -73,7 +73,7 @@ const competitorTable: TableUnderTest = {
   name: 'competitors',
   table: 'competitor_list',
   idColumn: 'id',
-  searchWhere: 'WHERE search_text LIKE lower($1)',
+  searchWhere: `WHERE search_text LIKE ${foldedSearch}`,
   orders: competitorOrder,
   list: async (db, search, { column, direction }, page, pages) =>
     pageIds(
@@ -89,7 +89,7 @@ const auditTable: TableUnderTest = {
   name: 'audit',
   table: 'audit_log',
   idColumn: 'position',
-  searchWhere: 'WHERE search_text LIKE lower($1)',
+  searchWhere: `WHERE search_text LIKE ${foldedSearch}`,
   orders: auditOrder,
   list: async (db, search, { column, direction }, page, pages) =>
     pageIds(
@@ -105,7 +105,7 @@ const userTable: TableUnderTest = {
   name: 'users',
   table: 'user_list',
   idColumn: 'id',
-  searchWhere: `WHERE lower(display_name || ' ' || email || ' ' || role) LIKE lower($1)`,
+  searchWhere: `WHERE translate(lower(display_name || ' ' || email || ' ' || role), 'ς', 'σ') LIKE ${foldedSearch}`,
   orders: userOrder,
   list: async (db, search, { column, direction }, page, pages) =>
     pageIds(

@@ -19,6 +19,9 @@ const nfc = (s: string) => s.normalize('NFC');
 const name = 'Crème Brûlée Café';
 const note = 'Prix élevés à Zürich';
 const displayName = 'Zoë Ångström';
+/** Greek as it is written: a final ς, which upper-cases to the Σ a search in capitals types. */
+const greekName = 'Οδος Partners';
+const greekUser = 'Νίκος Παππάς';
 
 describe.each(databaseBackends)('text typed in either Unicode form on %s', (backend) => {
   let app: TestApp;
@@ -54,15 +57,36 @@ describe.each(databaseBackends)('text typed in either Unicode form on %s', (back
       },
     );
     expect(outcome?.status).toBe('accepted');
+    expect((await app.runtime.route(envelope(addCompetitorCommand(greekName)))).status).toBe('accepted');
+    const greek = await createAccount(
+      app.db.pool,
+      (command) =>
+        app.runtime.route({
+          commandId: randomUUID(),
+          correlationId: 'test',
+          actor: systemActor,
+          at: new Date().toISOString(),
+          command,
+        }),
+      {
+        email: 'nikos@rivals.test',
+        displayName: greekUser,
+        role: 'viewer',
+        password: 'a-long-test-password',
+      },
+    );
+    expect(greek.outcome?.status).toBe('accepted');
     await app.runtime.store.notifyAppended();
     const deadline = Date.now() + 20_000;
     for (;;) {
       const { rows } = await app.db.pool.query<{ n: number }>(
         `SELECT ((SELECT count(*) FROM competitor_list WHERE pricing <> '')
                + (SELECT count(*) FROM audit_log WHERE type = 'CompetitorNoteUpdated')
-               + (SELECT count(*) FROM user_list WHERE email = 'zoe@rivals.test'))::int AS n`,
+               + (SELECT count(*) FROM audit_log WHERE competitor_name = $1)
+               + (SELECT count(*) FROM user_list WHERE email IN ('zoe@rivals.test', 'nikos@rivals.test')))::int AS n`,
+        [greekName],
       );
-      if (Number(rows[0]?.n) >= 3) break;
+      if (Number(rows[0]?.n) >= 5) break;
       if (Date.now() > deadline) throw new Error('the changes never reached the read models');
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
@@ -89,7 +113,9 @@ describe.each(databaseBackends)('text typed in either Unicode form on %s', (back
     );
     expect(user.rows[0]?.display_name).toBe(nfc(displayName));
     const events = await app.db.pool.query<{ data: { name?: string; value?: string } }>(
-      `SELECT data FROM events WHERE type IN ('CompetitorAdded', 'CompetitorNoteUpdated') ORDER BY position`,
+      `SELECT data FROM events WHERE type IN ('CompetitorAdded', 'CompetitorNoteUpdated')
+       AND data->>'competitorId' = $1 ORDER BY position`,
+      [competitorId],
     );
     expect(events.rows.map((r) => r.data.name ?? r.data.value)).toEqual([nfc(name), nfc(note)]);
   });
@@ -104,6 +130,32 @@ describe.each(databaseBackends)('text typed in either Unicode form on %s', (back
       expect(await count('/audit', form('Brûlée')), form.name).toContain(nfc(name));
       expect(await count('/users', form('Ångström')), form.name).toContain(nfc(displayName));
     }
+  });
+
+  it('refuses a second competitor whose name differs only in case or accent form, beyond ASCII too', async () => {
+    for (const [taken, again] of [
+      [greekName, 'ΟΔΟΣ PARTNERS'],
+      [greekName, 'οδοσ partners'],
+      [name, nfd(name.toUpperCase())],
+    ]) {
+      const outcome = await app.runtime.route(envelope(addCompetitorCommand(again ?? '')));
+      expect(outcome, `${taken} / ${again}`).toMatchObject({
+        status: 'rejected',
+        code: 'conflict',
+        message: `A competitor named “${nfc(again ?? '')}” already exists.`,
+      });
+    }
+  });
+
+  it('finds Greek written with a final ς by a search in capitals, in lower case with σ, or as written', async () => {
+    for (const term of ['ΟΔΟΣ', 'οδοσ', 'οδος', 'Οδος Partners', 'ΟΔΟΣ PARTNERS']) {
+      const page = await count('/competitors', term);
+      expect(page, term).toMatch(/>1 competitor(<!-- -->)? · page 1 of 1</);
+      expect(page, term).toContain(`>${greekName}<`);
+      expect(await count('/audit', term), term).toContain(greekName);
+    }
+    for (const term of ['ΠΑΠΠΆΣ', 'παππάσ', 'Παππάς'])
+      expect(await count('/users', term), term).toContain(greekUser);
   });
 
   it('stores a name recorded decomposed before text was composed as NFC once the projections are rebuilt', async () => {
