@@ -32,6 +32,39 @@ async function signInAgainFromThe401(page: Page): Promise<void> {
 test.describe('usability at a desktop width', () => {
   test.use({ viewport: { width: 1280, height: 900 } });
 
+  test('a name of 120 characters fits the form however many UTF-16 units its letters take (decision 0024)', async ({
+    page,
+    server,
+  }) => {
+    await signIn(page, server.url);
+    await gotoReady(page, `${server.url}/competitors/new`);
+    // 116 foxes and " Lab": 120 characters as the server counts them (code points), 236 UTF-16 units,
+    // the measure a browser's maxlength uses.
+    const name = `${'🦊'.repeat(116)} Lab`;
+    const headquarters = `${'𝔏'.repeat(110)} City`;
+    await page.getByLabel('Name').fill(name);
+    await page.getByLabel('Headquarters').fill(headquarters);
+    await expect(page.getByLabel('Name')).toHaveValue(name);
+    await expect(page.getByLabel('Headquarters')).toHaveValue(headquarters);
+    await page.getByLabel('Segment').selectOption('smb');
+    await page.getByRole('button', { name: 'Add competitor' }).click();
+    await expect(page.getByRole('heading', { name })).toBeVisible();
+
+    // One more character is the server's to refuse, with its message and the whole text kept.
+    await gotoReady(page, `${server.url}/competitors/new`);
+    await page.getByLabel('Name').fill(`${'🦊'.repeat(117)} Lab`);
+    await page.getByLabel('Segment').selectOption('smb');
+    await page.getByRole('button', { name: 'Add competitor' }).click();
+    await expect(page.getByText('Name must be at most 120 characters.')).toBeVisible();
+    await expect(page.getByLabel('Name')).toHaveValue(`${'🦊'.repeat(117)} Lab`);
+
+    // A display name of 80 characters, as the add-user form says.
+    await gotoReady(page, `${server.url}/users/new`);
+    const displayName = `${'🙂'.repeat(76)} Ana`;
+    await page.getByLabel('Name', { exact: true }).fill(displayName);
+    await expect(page.getByLabel('Name', { exact: true })).toHaveValue(displayName);
+  });
+
   test('a form shown again with errors puts the cursor in the first field in error, not in one that was fine', async ({
     page,
     server,

@@ -80,19 +80,15 @@ export function CompetitorFormPage(props: {
           <input type="hidden" name="expectedVersion" value={values.expectedVersion} />
         )}
         {values.baseSegmentId && <input type="hidden" name="baseSegmentId" value={values.baseSegmentId} />}
+        {/* No `maxlength` on these fields: a browser counts it in UTF-16 units, so it would silently cut a
+            name of emoji or other characters beyond the BMP at half the characters the server takes (it
+            counts characters, code points: decision 0024). The server's message says what is too long. */}
         <Field {...state('name')} label="Name">
-          {(a11y) => <input {...a11y} name="name" defaultValue={values.name} required maxLength={120} />}
+          {(a11y) => <input {...a11y} name="name" defaultValue={values.name} required />}
         </Field>
         <Field {...state('website')} label="Website" hint="Optional; an http:// or https:// address.">
           {(a11y) => (
-            <input
-              {...a11y}
-              type="url"
-              name="website"
-              defaultValue={values.website}
-              maxLength={300}
-              placeholder="https://"
-            />
+            <input {...a11y} type="url" name="website" defaultValue={values.website} placeholder="https://" />
           )}
         </Field>
         <Field {...state('segmentId')} label="Segment">
@@ -119,9 +115,7 @@ export function CompetitorFormPage(props: {
           )}
         </Field>
         <Field {...state('headquarters')} label="Headquarters" hint="Optional.">
-          {(a11y) => (
-            <input {...a11y} name="headquarters" defaultValue={values.headquarters} maxLength={120} />
-          )}
+          {(a11y) => <input {...a11y} name="headquarters" defaultValue={values.headquarters} />}
         </Field>
         <div className="form__actions">
           <button type="submit" className="button button--primary">

@@ -129,7 +129,8 @@ export function NewUserPage({
         </Field>
         <Field name="displayName" label="Name" error={errors.displayName} autoFocus={focus === 'displayName'}>
           {(a11y) => (
-            <input {...a11y} name="displayName" defaultValue={values.displayName} required maxLength={80} />
+            // No `maxlength`: a browser counts UTF-16 units and would cut emoji names short (decision 0024).
+            <input {...a11y} name="displayName" defaultValue={values.displayName} required />
           )}
         </Field>
         <Field name="role" label="Role" error={errors.role} autoFocus={focus === 'role'}>
