@@ -9,16 +9,22 @@ import type { Queryable } from '#infra/db/database.ts';
  */
 
 /**
- * `%term%` with the term's wildcards escaped, for `search_text LIKE foldedSearch`: the case is folded by
- * Postgres, as the stored text was, never by JavaScript, whose `toLowerCase` differs for some letters
- * (a final Σ becomes ς, İ becomes i + a combining dot) so that a name could not be found by itself.
+ * `%term%` as the searched text is folded (infra/migrations/030_search_text_folding.sql), then with its
+ * wildcards escaped, for `search_text LIKE ${foldedSearch}`: NFKC-normalized (here, before the escaping,
+ * so that a fullwidth ％ or ＿ becomes a literal % or _, never a wildcard) and without invisible
+ * characters. The case is folded by Postgres (`foldedSearch`), as the stored text was, never by
+ * JavaScript, whose `toLowerCase` differs for some letters (a final Σ becomes ς, İ becomes i + a
+ * combining dot) so that a name could not be found by itself.
  */
-export const containsPattern = (term: string): string => `%${term.replace(/[\\%_]/g, '\\$&')}%`;
+export const containsPattern = (term: string): string =>
+  `%${term
+    .normalize('NFKC')
+    .replace(/\p{Default_Ignorable_Code_Point}/gu, '')
+    .replace(/[\\%_]/g, '\\$&')}%`;
 
 /**
- * The search as the searched text is folded (infra/migrations/030_search_folds_sigma.sql): lower case,
- * and the final sigma ς as σ, so Greek is found however its sigma was typed. Compared as
- * `search_text LIKE ${foldedSearch}` with `containsPattern(term)` as `$1`.
+ * The search (`$1`, a `containsPattern`) folded as the searched text is: lower case, and the final
+ * sigma ς as σ, so Greek is found however its sigma was typed.
  */
 export const foldedSearch = `translate(lower($1), 'ς', 'σ')`;
 

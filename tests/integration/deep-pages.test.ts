@@ -6,7 +6,7 @@ import {
   type CompetitorSortColumn,
 } from '#projections/competitor-list/competitor-list.queries.ts';
 import { containsPattern, foldedSearch } from '#projections/search-pages.ts';
-import { listUsers } from '#projections/user-list/user-list.queries.ts';
+import { listUsers, userSearchText } from '#projections/user-list/user-list.queries.ts';
 import { userListProjection } from '#projections/user-list/user-list.projection.ts';
 import { withTransaction } from '#infra/db/database.ts';
 import { buildShadowPageIndexes, swapInShadow } from '#projections/rebuild/shadow-tables.ts';
@@ -105,7 +105,7 @@ const userTable: TableUnderTest = {
   name: 'users',
   table: 'user_list',
   idColumn: 'id',
-  searchWhere: `WHERE translate(lower(display_name || ' ' || email || ' ' || role), 'ς', 'σ') LIKE ${foldedSearch}`,
+  searchWhere: `WHERE ${userSearchText} LIKE ${foldedSearch}`,
   orders: userOrder,
   list: async (db, search, { column, direction }, page, pages) =>
     pageIds(

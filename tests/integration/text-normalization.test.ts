@@ -22,6 +22,8 @@ const displayName = 'Zoë Ångström';
 /** Greek as it is written: a final ς, which upper-cases to the Σ a search in capitals types. */
 const greekName = 'Οδος Partners';
 const greekUser = 'Νίκος Παππάς';
+/** Letters the name check reads as others (NFKC: Ⓐ is A, ﬁ is fi, ％ is %) and an invisible space. */
+const lookalikes = 'Ⓐrrow ﬁnance 100％ Zero\u200bWidth';
 
 describe.each(databaseBackends)('text typed in either Unicode form on %s', (backend) => {
   let app: TestApp;
@@ -57,7 +59,8 @@ describe.each(databaseBackends)('text typed in either Unicode form on %s', (back
       },
     );
     expect(outcome?.status).toBe('accepted');
-    expect((await app.runtime.route(envelope(addCompetitorCommand(greekName)))).status).toBe('accepted');
+    for (const other of [greekName, lookalikes])
+      expect((await app.runtime.route(envelope(addCompetitorCommand(other)))).status).toBe('accepted');
     const greek = await createAccount(
       app.db.pool,
       (command) =>
@@ -82,11 +85,11 @@ describe.each(databaseBackends)('text typed in either Unicode form on %s', (back
       const { rows } = await app.db.pool.query<{ n: number }>(
         `SELECT ((SELECT count(*) FROM competitor_list WHERE pricing <> '')
                + (SELECT count(*) FROM audit_log WHERE type = 'CompetitorNoteUpdated')
-               + (SELECT count(*) FROM audit_log WHERE competitor_name = $1)
+               + (SELECT count(*) FROM audit_log WHERE competitor_name IN ($1, $2))
                + (SELECT count(*) FROM user_list WHERE email IN ('zoe@rivals.test', 'nikos@rivals.test')))::int AS n`,
-        [greekName],
+        [greekName, lookalikes],
       );
-      if (Number(rows[0]?.n) >= 5) break;
+      if (Number(rows[0]?.n) >= 6) break;
       if (Date.now() > deadline) throw new Error('the changes never reached the read models');
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
@@ -156,6 +159,28 @@ describe.each(databaseBackends)('text typed in either Unicode form on %s', (back
     }
     for (const term of ['ΠΑΠΠΆΣ', 'παππάσ', 'Παππάς'])
       expect(await count('/users', term), term).toContain(greekUser);
+  });
+
+  it('finds a name by the letters the name check reads in it, on both backends alike', async () => {
+    for (const term of [
+      'ⓐrrow',
+      'Arrow',
+      'ARROW',
+      'finance',
+      'ＦＩＮＡＮＣＥ',
+      '100%',
+      '100％',
+      'ZeroWidth',
+      'zero\u2060width',
+    ]) {
+      const page = await count('/competitors', term);
+      expect(page, term).toMatch(/>1 competitor(<!-- -->)? · page 1 of 1</);
+      expect(page, term).toContain(lookalikes);
+      expect(await count('/audit', term), term).toContain(lookalikes);
+    }
+    // A fullwidth ％ or ＿ is a literal character, never a wildcard.
+    for (const term of ['1％0', '10＿', 'Ⓐ％w'])
+      expect(await count('/competitors', term), term).toMatch(/>0 competitors(<!-- -->)?</);
   });
 
   it('stores a name recorded decomposed before text was composed as NFC once the projections are rebuilt', async () => {
