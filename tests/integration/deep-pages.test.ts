@@ -146,11 +146,15 @@ async function expectedPage(
   return { ids: rows.map((r) => r.id), page: shown };
 }
 
-/** Rows with many ties in every sort key (few distinct names, segments, times), some names differing only in case. */
+/**
+ * Rows with many ties in every sort key (few distinct names, segments, times), some names differing only in
+ * case, many beyond ASCII (accents, Greek with both sigmas, ß, dotted İ, emoji): their keys sort by the
+ * database's rules, and the page indexes must agree with its ORDER BY exactly (decision 0024).
+ */
 async function seed(db: Queryable, from: number, count: number): Promise<void> {
   await db.query(
     `INSERT INTO competitor_list (id, name, segment_id, segment_name, threat, rank, strengths, version, created_at, updated_at)
-     SELECT gen_random_uuid(), (CASE WHEN i % 2 = 0 THEN 'Rival ' ELSE 'rival ' END) || (i % 23), 's' || (i % 4),
+     SELECT gen_random_uuid(), (ARRAY['Rival ', 'rival ', 'Émile ', 'émile ', 'ΟΔΟΣ ', 'οδος ', 'Straße ', '😀 '])[1 + i % 8] || (i % 23), 's' || (i % 4),
             'Segment ' || (i % 4), (ARRAY['low', 'medium', 'high'])[1 + i % 3],
             (SELECT coalesce(max(rank), 0) FROM competitor_list) + i - $1 + 1,
             CASE WHEN i % 9 = 0 THEN 'has a forge' WHEN i % 200 = 0 THEN 'rare anvil' ELSE '' END, 1,
@@ -162,7 +166,7 @@ async function seed(db: Queryable, from: number, count: number): Promise<void> {
   await db.query(
     `INSERT INTO audit_log (position, at, actor_id, actor_name, type, stream, competitor_id, competitor_name, summary)
      SELECT i, timestamptz '2026-01-01' + (i % 70) * interval '1 second', 'a' || (i % 5),
-            (CASE WHEN i % 2 = 0 THEN 'Ada ' ELSE 'ada ' END) || (i % 5),
+            (ARRAY['Ada ', 'ada ', 'Ågot ', 'İlker '])[1 + i % 4] || (i % 5),
             (ARRAY['CompetitorAdded', 'CompetitorNoteUpdated', 'UserAdded'])[1 + i % 3], 'competitor-' || i,
             CASE WHEN i % 3 = 2 THEN NULL ELSE gen_random_uuid() END,
             CASE WHEN i % 3 = 2 THEN NULL ELSE 'Rival ' || (i % 17) END,
@@ -172,7 +176,7 @@ async function seed(db: Queryable, from: number, count: number): Promise<void> {
   );
   await db.query(
     `INSERT INTO user_list (id, email, display_name, role, created_at, updated_at)
-     SELECT gen_random_uuid(), 'user' || i || '@example.com', (CASE WHEN i % 2 = 0 THEN 'Kim ' ELSE 'kim ' END) || (i % 13),
+     SELECT gen_random_uuid(), 'user' || i || '@example.com', (ARRAY['Kim ', 'kim ', 'Zoë ', 'Ζωή '])[1 + i % 4] || (i % 13),
             (ARRAY['admin', 'editor', 'viewer'])[1 + i % 3], timestamptz '2026-01-01' + (i % 40) * interval '1 hour', now()
      FROM generate_series($1::int, $1::int + $2::int - 1) AS i`,
     [from, count],
@@ -255,15 +259,15 @@ describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (ba
   const checkUsers = (search: string) => check(userTable, search);
 
   it('competitors: every sort, both ways, first/middle/last/past-the-end, with and without a search', async () => {
-    for (const search of ['', 'forge', 'anvil', 'rival 1']) await checkCompetitors(search);
+    for (const search of ['', 'forge', 'anvil', 'rival 1', 'ÉMILE 1', 'οδοσ']) await checkCompetitors(search);
   }, 120_000);
 
   it('audit log: the same', async () => {
-    for (const search of ['', 'forge', 'ada 3', 'did']) await checkAudit(search);
+    for (const search of ['', 'forge', 'ada 3', 'did', 'İLKER']) await checkAudit(search);
   }, 120_000);
 
   it('users: the same', async () => {
-    for (const search of ['', 'kim 1', 'editor']) await checkUsers(search);
+    for (const search of ['', 'kim 1', 'editor', 'ΖΩΉ']) await checkUsers(search);
   }, 120_000);
 
   it("a search's next pages are read by id from its cached matches until the table changes", async () => {
