@@ -16,11 +16,6 @@ const MULTI_LINE_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f
 /** Half of a surrogate pair without its other half: not a character at all, and Postgres refuses it. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/**
- * Text that shows nothing: spaces and invisible characters only (zero-width spaces and joiners, soft
- * hyphens: what `competitorNameKey` leaves out; and the braille blank, U+2800). Such a name or note looks
- * empty, so it counts as empty.
- */
 /** Below U+0300 every character is already composed (NFC): most text needs no work at all. */
 const MAY_DECOMPOSE = /[\u0300-\uffff]/;
 
@@ -49,6 +44,11 @@ export function composeStrings(value: unknown): unknown {
   return copy ?? value;
 }
 
+/**
+ * Text that shows nothing: spaces and invisible characters only (zero-width spaces and joiners, soft
+ * hyphens: what `competitorNameKey` leaves out; and the braille blank, U+2800). Such a name or note looks
+ * empty, so it counts as empty.
+ */
 export const isBlank = (value: string): boolean =>
   value.replace(/[\p{Default_Ignorable_Code_Point}\u2800]/gu, '').trim() === '';
 
