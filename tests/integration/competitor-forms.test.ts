@@ -107,6 +107,29 @@ describe.each(databaseBackends)('competitor forms on %s', (backend) => {
     expect(errorOf(html, 'threat')).toMatch(/^You changed this to “low” in another tab or window/);
   });
 
+  it('refuses an edit without the version its form was opened at, and stores nothing', async () => {
+    const { rows } = await app.db.pool.query<{ id: string }>(
+      `SELECT id FROM competitor_list WHERE name = 'Globex Analytics'`,
+    );
+    const id = rows[0]?.id ?? '';
+    const before = (await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]
+      ?.n;
+    for (const version of [undefined, '']) {
+      await editor.get(`/competitors/${id}/edit`);
+      const sent = {
+        ...valid,
+        threat: 'high',
+        ...(version === undefined ? {} : { expectedVersion: version }),
+      };
+      const refused = await editor.postForm(`/competitors/${id}/edit`, sent);
+      expect(refused.status, JSON.stringify(version)).toBe(400);
+      expect(await refused.text()).toContain('This form is damaged or out of date. Reload the page');
+    }
+    const after = (await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]
+      ?.n;
+    expect(after).toBe(before);
+  });
+
   it('a viewer can read but not add, edit or delete', async () => {
     const viewer = await app.client('viewer');
     expect((await viewer.get('/competitors/new')).status).toBe(403);

@@ -38,7 +38,12 @@ import {
 import { editConflictForm } from './edit-conflict.ts';
 
 const formKeys = [...competitorFieldNames, 'expectedVersion', 'baseSegmentId'] as const;
-const expectedVersion = z.coerce.number().int().nonnegative().optional();
+/**
+ * The version the edit form was opened at: required, as every edit form carries it. A form without it
+ * (a script, a damaged page) was saved as an overwrite, merging nothing: whatever a colleague had
+ * changed since was silently lost (found by review, helper-33).
+ */
+const expectedVersion = z.coerce.number().int().nonnegative();
 /** The segment the edit form showed: only a change from it moves the competitor (decision 0013). */
 const baseSegmentId = text('Segment').trim().min(1).max(64).optional();
 const staleFormMessage = 'This form is damaged or out of date. Reload the page and make your change again.';
