@@ -27,7 +27,9 @@ const TIME_EXAMPLE = 'a date-time such as 2026-11-21T10:00:00Z';
 /** A time of day with no zone after it: `new Date` reads it in this machine's zone, a bare date in UTC. */
 const ZONELESS = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/i;
 /** What is accepted: a date, or a date and a time of day with its zone (Z or an offset). */
-const ZONED = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}))?$/i;
+const ZONED = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?))?$/i;
+/** An offset of whole hours (ISO 8601's "+01"), which `new Date` does not read: written out as "+01:00". */
+const HOURS_ONLY_OFFSET = /([T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?[+-]\d{2})$/i;
 
 /**
  * A date-time written out (a date at least): `new Date` alone would take "5" as the year 2001, and rolls
@@ -51,7 +53,7 @@ function dateTime(value: string, expected: string): Date {
       'A time of day needs its time zone: add Z for UTC or an offset such as +01:00 (2026-11-21T10:00:00Z).',
     );
   }
-  const date = new Date(text);
+  const date = new Date(text.replace(HOURS_ONLY_OFFSET, '$1:00'));
   const utcYear = date.getUTCFullYear();
   if (Number.isNaN(date.getTime()) || utcYear < 1 || utcYear > 9999) throw new InvalidArgumentError(expected);
   return date;

@@ -26,7 +26,18 @@ describe('operator command arguments', () => {
 
   it('a time of day only with its zone, in the one written-out form (no local-time readings)', () => {
     expect(isoTime('2026-11-21 10:00+01:00').toISOString()).toBe('2026-11-21T09:00:00.000Z');
-    for (const value of ['2026-11-21T10:00:00', '2026-11-21 10:00:00 PM', '2026-11-21T10:00Z extra'])
+    // ISO 8601's offset of whole hours, as people write it (helper-33: refused as having no zone).
+    expect(isoTime('2026-11-21T10:00+01').toISOString()).toBe('2026-11-21T09:00:00.000Z');
+    expect(isoTime('2026-11-21T10:00:30-05').toISOString()).toBe('2026-11-21T15:00:30.000Z');
+    expect(isoTime('2026-11-21T10:00+0100').toISOString()).toBe('2026-11-21T09:00:00.000Z');
+    for (const value of [
+      '2026-11-21T10:00:00',
+      '2026-11-21 10:00:00 PM',
+      '2026-11-21T10:00Z extra',
+      '2026-11-21T10:00+1',
+      '2026-11-21T10:00+012',
+      '2026-11-21T10:00+25',
+    ])
       expect(() => isoTime(value), value).toThrow(InvalidArgumentError);
     expect(() => isoTime('2026-11-21 10:00:00 PM')).toThrow(/time zone/);
   });
