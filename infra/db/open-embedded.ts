@@ -21,6 +21,15 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   const opened = inMemory ? undefined : await folderIdentity(location);
   const pool = new pg.Pool({ ...createPgConfig(pglite), types: typeParsers });
   pool.on('error', () => undefined);
+  // PGlite runs on this thread and answers through promises only: a run of statements (a projection
+  // rebuilt at start, a catch-up) never let the event loop reach its I/O, and the server answered
+  // nothing, not even /healthz, until it ended. Every checkout of the one connection (each statement,
+  // each transaction) first lets the loop turn once.
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  pool.connect = (async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    return connect();
+  }) as pg.Pool['connect'];
   // pg-pool destroys the client of any query that fails (a unique violation, a bad search) and opens a
   // new one. Over PGlite that new client shares the one backend with whatever is queued behind it, and
   // the swap confused the protocol of concurrent queries ("unexpected commandComplete message"). A failed
