@@ -110,11 +110,63 @@ describe.each(securityBackends)('the audit log heard live, on %s', (backend) => 
       `SELECT transaction_id::text || ':' || position AS mark FROM projection_checkpoints
        WHERE projection = 'audit-log'`,
     );
-    const asEditor = (await (await editor.get('/live/position', { xhr: true })).json()) as { audit?: string };
-    expect(asEditor.audit).toBe(rows[0]?.mark);
+    const asEditor = (await (await editor.get('/live/position', { xhr: true })).json()) as {
+      auditMark?: string;
+    };
+    expect(asEditor.auditMark).toBe(rows[0]?.mark);
     // At or after the newest line's own mark.
-    expect(reached([asEditor.audit ?? ''], await newestLine('ProjectionRebuilt'))).toBe(true);
+    expect(reached([asEditor.auditMark ?? ''], await newestLine('ProjectionRebuilt'))).toBe(true);
     const asViewer = (await (await viewer.get('/live/position', { xhr: true })).json()) as object;
+    expect(asViewer).not.toHaveProperty('auditMark');
+    expect(asViewer).not.toHaveProperty('audit');
+  });
+
+  /*
+   * A tab loaded before marks (opened before an upgrade, kept open across it) runs the script it was
+   * given, which compares numbers: `position` of /live/position and of the messages, `audit` of
+   * /live/position. Answered marks only, it read undefined and a string, kept NaN, and every comparison
+   * after was false: its head checks never refreshed (a change made while its socket was reconnecting to
+   * an upgraded instance was never shown) and an open audit log never refreshed live again, until a
+   * reload (found by helper-36's rolling-upgrade review, running the previous version's page against
+   * this one).
+   */
+  it('still tells a tab loaded before marks the positions its script compares', async () => {
+    const checkpoints = async () => {
+      const { rows } = await app.db.pool.query<{ projection: string; position: number }>(
+        `SELECT projection, position FROM projection_checkpoints
+         WHERE projection IN ('competitor-list', 'audit-log')`,
+      );
+      return new Map(rows.map((r) => [r.projection, Number(r.position)]));
+    };
+    const editorSide = await listen(editor);
+    await app.runtime.route(
+      envelope({
+        type: 'AddUser',
+        payload: {
+          userId: randomUUID(),
+          email: `ada-${randomUUID()}@example.com`,
+          displayName: 'Ada Lovelace',
+          role: 'viewer',
+        },
+      }),
+    );
+    await app.runtime.store.notifyAppended();
+    await until(async () => reached(editorSide.marks(), await newestLine('UserAdded')), 'the user heard');
+    const audits = editorSide.heard.filter((h) => h.event === 'audit').map((h) => h.payload as AuditMessage);
+    expect(audits.length).toBeGreaterThan(0);
+    for (const message of audits) expect(message.position).toBe(Number(message.mark.split(':')[1]));
+
+    const positions = await checkpoints();
+    const asEditor = (await (await editor.get('/live/position', { xhr: true })).json()) as {
+      position?: unknown;
+      audit?: unknown;
+    };
+    expect(asEditor.position).toBe(positions.get('competitor-list'));
+    expect(asEditor.audit).toBe(positions.get('audit-log'));
+    const asViewer = (await (await viewer.get('/live/position', { xhr: true })).json()) as {
+      position?: unknown;
+    };
+    expect(asViewer.position).toBe(positions.get('competitor-list'));
     expect(asViewer).not.toHaveProperty('audit');
   });
 });

@@ -3,7 +3,7 @@ import type { ChangeMessage } from '../realtime/change-message.ts';
 import { notify } from './notices.ts';
 import { isShownByAnswer } from './own-changes.ts';
 import { compareMarks, isLiveMark, laterMark, type LiveMark } from '../realtime/live-mark.ts';
-import type { LiveMarks } from '../realtime/live-marks.ts';
+import type { LivePositionAnswer } from '../realtime/live-marks.ts';
 import type { ListChange } from '../realtime/affects-table.ts';
 import {
   refreshAuditLog,
@@ -87,7 +87,7 @@ export async function connectRealtime(): Promise<void> {
         headers: { Accept: 'application/json', 'X-Requested-With': 'XMLHttpRequest' },
       });
       if (!response.ok) return;
-      const { list, audit, userId } = (await response.json()) as Partial<LiveMarks> & { userId?: string };
+      const { list, auditMark, userId } = (await response.json()) as Partial<LivePositionAnswer>;
       if (!isLiveMark(list)) return;
       // Signed in as someone else now (another tab): this page is not theirs; it stays as it is.
       const pageUser = document.querySelector<HTMLMetaElement>('meta[name="user-id"]')?.content;
@@ -98,9 +98,9 @@ export async function connectRealtime(): Promise<void> {
       // not know where it stands only learns it.
       if (lastMark !== undefined && compareMarks(list, lastMark) > 0) refreshSoon('all');
       setMark(list);
-      if (isLiveMark(audit)) {
-        if (lastAudit !== undefined && compareMarks(audit, lastAudit) > 0) refreshAuditSoon();
-        setAudit(audit);
+      if (isLiveMark(auditMark)) {
+        if (lastAudit !== undefined && compareMarks(auditMark, lastAudit) > 0) refreshAuditSoon();
+        setAudit(auditMark);
       }
     } catch {
       // Offline: the next trigger checks again.

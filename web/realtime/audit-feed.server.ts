@@ -12,7 +12,7 @@ import { AUDIT_ROOM, type Realtime } from './realtime.server.ts';
 export function startAuditFeed(runner: ProjectionRunner, realtime: Realtime): () => void {
   return runner.onCommitted((projection, events, checkpoint) => {
     if (projection !== 'audit-log' || events.length === 0) return;
-    const message: AuditMessage = { mark: markOf(checkpoint) };
+    const message: AuditMessage = { mark: markOf(checkpoint), position: checkpoint.position };
     realtime.broadcast(AUDIT_ROOM, 'audit', message);
   });
 }

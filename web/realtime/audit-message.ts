@@ -8,4 +8,6 @@ import type { LiveMark } from './live-mark.ts';
 export interface AuditMessage {
   /** Where the audit log's checkpoint stands after this batch (live-mark.ts): clients keep the latest for head checks. */
   mark: LiveMark;
+  /** The mark's position, for tabs loaded before marks (live-marks.ts `LivePositionAnswer`). */
+  position: number;
 }

@@ -51,6 +51,7 @@ export function changeMessage(
   });
   return {
     mark: markOf(checkpoint),
+    position: checkpoint.position,
     changes,
     touched: relevant.slice(-TOUCHED).map((event) => ({
       competitorId: competitorIdOf(event),

@@ -5,6 +5,8 @@ import type { ListEffect } from '#projections/competitor-list/change-effects.ts'
 export interface ChangeMessage {
   /** Where the list's checkpoint stands after this batch (live-mark.ts): clients keep the latest they have seen. */
   mark: LiveMark;
+  /** The mark's position, for tabs loaded before marks (live-marks.ts `LivePositionAnswer`). */
+  position: number;
   changes: {
     type: string;
     competitorId: string | null;

@@ -29,5 +29,8 @@ export function compareMarks(a: LiveMark, b: LiveMark): number {
   return pa === pb ? 0 : pa < pb ? -1 : 1;
 }
 
+/** A mark's position alone (for tabs loaded before marks: live-marks.ts `LivePositionAnswer`). */
+export const positionOf = (mark: LiveMark): number => Number(partsOf(mark)[1]);
+
 export const laterMark = (a: LiveMark, b: LiveMark): LiveMark => (compareMarks(a, b) >= 0 ? a : b);
 export const earlierMark = (a: LiveMark, b: LiveMark): LiveMark => (compareMarks(a, b) <= 0 ? a : b);
