@@ -57,6 +57,8 @@ export class ProjectionRunner {
   private readonly dirty = new Set<string>();
   /** Blue-green rebuilds of projections whose code version changed, started by this runner. */
   private readonly upgrades = new Map<string, Promise<void>>();
+  /** Stops the rebuilds for new versions between batches: a stop must not wait for a whole rebuild. */
+  private readonly stopping = new AbortController();
   private loops: Promise<void>[] = [];
   private running = false;
   private unlisten: (() => Promise<void>) | undefined;
@@ -92,6 +94,7 @@ export class ProjectionRunner {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping.abort(new Error('the projection runner stopped'));
     this.wakeAll();
     await this.unlisten?.();
     await Promise.all(this.loops);
@@ -246,14 +249,21 @@ export class ProjectionRunner {
     const running = this.upgrades.get(projection.name);
     if (running) return running;
     const { db, store, log } = this.options;
+    const { signal } = this.stopping;
+    if (signal.aborted) return Promise.resolve();
     log.info(
       { projection: projection.name, version: projection.version },
       'projection version changed; rebuilding it',
     );
-    const started = rebuildProjections(db, store, [projection])
+    const started = rebuildProjections(db, store, [projection], { signal })
       .then(([summary]) => log.info({ ...summary }, 'projection rebuilt for its new version'))
       .catch((error: unknown) => {
         if (error instanceof RebuildBusyError) log.info({ projection: projection.name }, error.message);
+        else if (signal.aborted)
+          log.info(
+            { projection: projection.name },
+            'rebuild for the new version stopped; the next start resumes it',
+          );
         else {
           log.error({ err: error, projection: projection.name }, 'rebuilding the new version failed');
           throw error;

@@ -35,6 +35,11 @@ export interface RebuildOptions {
   restart?: boolean;
   /** Events read per batch (default 2,000: each batch is one transaction, kept short). */
   batchSize?: number;
+  /**
+   * Stops the pass over the log after the batch under way (its shadow checkpoint committed: the next
+   * rebuild resumes there), rejecting with the signal's reason. Indexing and the swap, once begun, finish.
+   */
+  signal?: AbortSignal;
   /** Brings the live projection up to date before a dry run compares with it. */
   catchUpLive?: (projection: Projection) => Promise<unknown>;
   onStart?: (start: { projection: string; total: number; done: number; resumedFrom?: number }) => void;
@@ -253,6 +258,7 @@ async function readOnce(
       await applyBatch(db, jobs, batch.events, batch.next, options);
       cursor = batch.next;
     }
+    options.signal?.throwIfAborted();
     if (batch.stop) break;
     if (!more) {
       if (!target || compareCheckpoints(batch.scannedTo ?? cursor, target) >= 0) break;

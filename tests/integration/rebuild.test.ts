@@ -186,6 +186,52 @@ describe.each(databaseBackends)('rebuilding projections on %s', (backend) => {
     // Back to the code's version for the other tests.
     await rebuildProjections(db, store, [competitorListProjection]);
   });
+
+  /*
+   * A runner asked to stop (Ctrl+C, a rolling restart's SIGTERM) waited for the whole rebuild of a
+   * projection whose version changed: the process's 10 s shutdown deadline then ended it with exit code 1
+   * mid-rebuild ("shutdown took too long"), as helper-36 saw stopping the first start after an upgrade.
+   */
+  it('a runner stopped while it rebuilds a bumped projection stops after the batch under way; the next resumes it', async () => {
+    await seedCompetitors(db.pool, store, { count: 2_000, seed: 9, batchSize: 500 });
+    const bumped = { ...competitorListProjection, version: competitorListProjection.version + 1 };
+    const { ProjectionRunner } = await import('#projections/runner.ts');
+    const { silentLog } = await import('#tests/support/runtime-pieces.ts');
+    const { until } = await import('#tests/support/until.ts');
+    const rebuilt = async () =>
+      (
+        await db.pool.query<{ events: number }>(
+          `SELECT events FROM projection_rebuilds WHERE projection = 'competitor-list'`,
+        )
+      ).rows[0]?.events ?? 0;
+    const version = async () =>
+      (
+        await db.pool.query<{ version: number }>(
+          `SELECT version FROM projection_checkpoints WHERE projection = 'competitor-list'`,
+        )
+      ).rows[0]?.version;
+    const { rows: all } = await db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM events WHERE type = ANY($1::text[])`,
+      [bumped.handles],
+    );
+
+    const stopped = new ProjectionRunner({ db, store, projections: [bumped], log: silentLog });
+    await stopped.start();
+    await until(async () => (await rebuilt()) > 0, 'the rebuild under way');
+    await stopped.stop();
+    expect(await version()).toBe(competitorListProjection.version);
+    expect(await rebuilt()).toBeLessThan(all[0]?.n ?? 0);
+
+    const next = new ProjectionRunner({ db, store, projections: [bumped], log: silentLog });
+    await next.catchUp(bumped);
+    expect(await version()).toBe(bumped.version);
+    const { rows: listed } = await db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM competitor_list`,
+    );
+    expect(listed[0]?.n).toBe(2_300);
+
+    await rebuildProjections(db, store, [competitorListProjection]);
+  });
 });
 
 /** Where the CLI processes find the database: a Postgres URL, or an embedded data folder. */
