@@ -146,7 +146,8 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
         '/login': { email: testEmails.admin, password: TEST_PASSWORD },
         '/logout': {},
         '/competitors/new': competitor,
-        '/competitors/:id/edit': { ...competitor, name: 'CSRF Hijacked Corp' },
+        // As its form carries it: the version it was opened at (the target was added once, in beforeAll).
+        '/competitors/:id/edit': { ...competitor, name: 'CSRF Hijacked Corp', expectedVersion: '1' },
         '/competitors/:id/delete': {},
         '/users': {
           email: 'csrf-probe@rivals.test',
