@@ -29,6 +29,20 @@ describe.each(databaseBackends)('text typed in either Unicode form on %s', (back
   let app: TestApp;
   let admin: TestClient;
   const competitorId = randomUUID();
+  /** A viewer account, created as the operator's `users:add` does. */
+  const addViewer = (email: string, displayName: string) =>
+    createAccount(
+      app.db.pool,
+      (command) =>
+        app.runtime.route({
+          commandId: randomUUID(),
+          correlationId: 'test',
+          actor: systemActor,
+          at: new Date().toISOString(),
+          command,
+        }),
+      { email, displayName, role: 'viewer', password: 'a-long-test-password' },
+    );
 
   beforeAll(async () => {
     app = await startTestApp(backend, { demoData: false });
@@ -41,43 +55,11 @@ describe.each(databaseBackends)('text typed in either Unicode form on %s', (back
       }),
     );
     expect(noted.status).toBe('accepted');
-    const { outcome } = await createAccount(
-      app.db.pool,
-      (command) =>
-        app.runtime.route({
-          commandId: randomUUID(),
-          correlationId: 'test',
-          actor: systemActor,
-          at: new Date().toISOString(),
-          command,
-        }),
-      {
-        email: 'zoe@rivals.test',
-        displayName: nfd(displayName),
-        role: 'viewer',
-        password: 'a-long-test-password',
-      },
-    );
+    const { outcome } = await addViewer('zoe@rivals.test', nfd(displayName));
     expect(outcome?.status).toBe('accepted');
     for (const other of [greekName, lookalikes])
       expect((await app.runtime.route(envelope(addCompetitorCommand(other)))).status).toBe('accepted');
-    const greek = await createAccount(
-      app.db.pool,
-      (command) =>
-        app.runtime.route({
-          commandId: randomUUID(),
-          correlationId: 'test',
-          actor: systemActor,
-          at: new Date().toISOString(),
-          command,
-        }),
-      {
-        email: 'nikos@rivals.test',
-        displayName: greekUser,
-        role: 'viewer',
-        password: 'a-long-test-password',
-      },
-    );
+    const greek = await addViewer('nikos@rivals.test', greekUser);
     expect(greek.outcome?.status).toBe('accepted');
     await app.runtime.store.notifyAppended();
     const deadline = Date.now() + 20_000;
