@@ -23,10 +23,12 @@ export const containsPattern = (term: string): string =>
     .replace(/[\\%_]/g, '\\$&')}%`;
 
 /**
- * The search (`$1`, a `containsPattern`) folded as the searched text is: lower case, and the final
- * sigma ς as σ, so Greek is found however its sigma was typed.
+ * The search (`$1`, a `containsPattern`) folded as the searched text is, by the same function
+ * (search_fold: lower case, and the final sigma ς as σ, so Greek is found however its sigma was typed).
+ * Its NFKC and invisible characters are already done by containsPattern, and doing them again changes
+ * nothing, so the one definition serves both sides of the LIKE.
  */
-export const foldedSearch = `translate(lower($1), 'ς', 'σ')`;
+export const foldedSearch = `search_fold($1)`;
 
 /** One search in one sort: its matching ids in order, as of one version of the table. */
 export interface MatchSet {

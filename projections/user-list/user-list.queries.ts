@@ -57,11 +57,11 @@ const pageIndexes: Record<UserSortColumn, { asc: PageIndexSort; desc: PageIndexS
 };
 
 /**
- * The users' searched text, folded as the competitor list's and the audit log's stored search text is
- * (NFKC, lower case, ς as σ, no invisible characters). Exactly the expression of the trigram index
- * user_list_search (infra/migrations/030_search_text_folding.sql), or the planner cannot use it.
+ * The users' searched text, folded by search_fold as the competitor list's and the audit log's stored
+ * search text is. Exactly the expression of the trigram index user_list_search
+ * (infra/migrations/030_search_text_folding.sql), or the planner cannot use it.
  */
-export const userSearchText = String.raw`regexp_replace(translate(lower(normalize(display_name || ' ' || email || ' ' || role, NFKC)), 'ς', 'σ'), '[\u00AD\u034F\u061C\u115F-\u1160\u17B4-\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF0-\uFFF8\U0001BCA0-\U0001BCA3\U0001D173-\U0001D17A\U000E0000-\U000E0FFF]', '', 'g')`;
+export const userSearchText = `search_fold(display_name || ' ' || email || ' ' || role)`;
 const searchCondition = `${userSearchText} LIKE ${foldedSearch}`;
 const searchTable: SearchTable = {
   table: 'user_list',

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemActor } from '#events/envelope.ts';
+import { withTransaction } from '#infra/db/database.ts';
 import { allProjections } from '#projections/all-projections.ts';
 import { rebuildProjections } from '#projections/rebuild/rebuild.ts';
+import { foldedSearch } from '#projections/search-pages.ts';
+import { userSearchText } from '#projections/user-list/user-list.queries.ts';
 import { createAccount } from '#services/user/accounts.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
@@ -163,6 +166,35 @@ describe.each(databaseBackends)('text typed in either Unicode form on %s', (back
     // A fullwidth ％ or ＿ is a literal character, never a wildcard.
     for (const term of ['1％0', '10＿', 'Ⓐ％w'])
       expect(await count('/competitors', term), term).toMatch(/>0 competitors(<!-- -->)?</);
+  });
+
+  it("search_fold's shortcut for ASCII text gives what the whole folding gives", async () => {
+    const ascii = Array.from({ length: 127 }, (_, i) => String.fromCharCode(i + 1)).join('');
+    const texts = [ascii, `ACME Corp ${ascii}`, `${ascii}Ⓐ`, `ΟΔΟΣ ${ascii} Zero\u200bWidth`, lookalikes, ''];
+    const { rows } = await app.db.pool.query<{ folded: string; whole: string; ascii: boolean }>(
+      `SELECT search_fold(t) AS folded,
+              regexp_replace(translate(lower(normalize(t, NFKC)), 'ς', 'σ'), '[\u00AD\u200B-\u200F]', '', 'g') AS whole,
+              octet_length(t) = char_length(t) AS ascii
+       FROM unnest($1::text[]) AS t`,
+      [texts],
+    );
+    expect(rows.map((row) => row.ascii)).toEqual([true, true, false, false, false, true]);
+    for (const row of rows) expect(row.folded).toBe(row.whole);
+    expect(rows[1]?.folded.startsWith('acme corp ')).toBe(true);
+  });
+
+  it('a search of the users can use their trigram index: it folds by the expression the index holds', async () => {
+    const plan = await withTransaction(app.db.pool, async (client) => {
+      await client.query('SET LOCAL enable_seqscan = off');
+      const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN SELECT id FROM user_list WHERE ${userSearchText} LIKE ${foldedSearch}`.replace(
+          '$1',
+          "'%zoë%'",
+        ),
+      );
+      return rows.map((row) => row['QUERY PLAN']).join('\n');
+    });
+    expect(plan).toContain('user_list_search');
   });
 
   it('stores a name recorded decomposed before text was composed as NFC once the projections are rebuilt', async () => {
