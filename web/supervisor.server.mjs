@@ -63,9 +63,13 @@ function start() {
   });
   current.on('exit', (code, signal) => {
     child = undefined;
-    // A child ended by the stop signal itself was still loading its modules (its handlers, installed
+    // A child ended by a stop signal itself was still loading its modules (its handlers, installed
     // first thing, turn a signal into a clean exit 0): nothing was open yet, and the user asked for it.
-    if (stopping) return process.exit(code ?? (signal && !stopSignals.includes(signal) ? 1 : 0));
+    // That counts as a stop even when this process has not run its own handler yet: a Ctrl+C reaches
+    // the whole group, and the child's end (SIGCHLD) can be heard first, when the child dies on the
+    // other core before this process is told of its own SIGINT (under load, ~1 start in 8).
+    const endedByStopSignal = signal !== null && stopSignals.includes(signal);
+    if (stopping || endedByStopSignal) return process.exit(code ?? (endedByStopSignal ? 0 : 1));
     if (code === 0) return process.exit(0);
     if (!everReady) {
       // A start that failed says why itself (one line); a kill says nothing, so say it here.
