@@ -531,10 +531,11 @@ test.describe('history and audit', () => {
 
     await saveThroughDialog(page, pricing(), 'Per seat list price with annual billing');
     await expect(noteText(page, 'pricing')).toHaveText('Per seat list price with annual billing');
-    // A whole second after the first edit was stored, and before the second: the as-of moment.
+    // A whole second after the first edit was stored, and before the second: the as-of moment. An "as of"
+    // is read through the end of its second (docs/decisions/0025), so the second edit waits for the next.
     await page.waitForTimeout(1_100);
     const between = new Date(Math.floor(Date.now() / 1000) * 1000);
-    await page.waitForTimeout(50);
+    await expect.poll(() => Date.now() >= between.getTime() + 1000).toBe(true);
     await saveThroughDialog(page, pricing(), 'Per seat discount price with monthly billing');
     await expect(noteText(page, 'pricing')).toHaveText('Per seat discount price with monthly billing');
     await saveThroughDialog(

@@ -29,7 +29,27 @@ const inZone = (iso: string, timeZone: string) => {
   return `${part('day')} ${part('month')} ${part('year')}, ${part('hour')}:${part('minute')} ${part('timeZoneName')}`;
 };
 
-/** What a datetime-local field holds for a moment on a wall clock in `timeZone`, to the second. */
+/** "26 Nov 2026, 13:10:05 GMT+9": what the history writes for a moment, to the second. */
+const inZoneToSecond = (iso: string, timeZone: string) => {
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone,
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+    timeZoneName: 'short',
+  }).formatToParts(new Date(iso));
+  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${part('day')} ${part('month')} ${part('year')}, ${part('hour')}:${part('minute')}:${part('second')} ${part('timeZoneName')}`;
+};
+
+/**
+ * What a datetime-local field holds for a moment on a wall clock in `timeZone`, to the second; as the
+ * field itself writes it, without ":00" seconds.
+ */
 const wallClock = (at: Date, timeZone: string) =>
   new Intl.DateTimeFormat('sv-SE', {
     timeZone,
@@ -42,7 +62,8 @@ const wallClock = (at: Date, timeZone: string) =>
     hourCycle: 'h23',
   })
     .format(at)
-    .replace(' ', 'T');
+    .replace(' ', 'T')
+    .replace(/:00$/, '');
 
 test.describe('in Tokyo', () => {
   test.use({ timezoneId: 'Asia/Tokyo', locale: 'ja-JP' });
@@ -63,15 +84,16 @@ test.describe('in Tokyo', () => {
     await gotoReady(page, `${server.url}/competitors/${id}/history`);
     const firstAt =
       (await page.locator('[data-history-entry="pricing:1"] time').getAttribute('datetime')) ?? '';
-    // The moment to ask about: the whole second after the first edit, before the second edit.
-    const asOf = new Date(Math.ceil((Date.parse(firstAt) + 1) / 1000) * 1000);
-    await expect.poll(() => Date.now() > asOf.getTime()).toBe(true);
+    // The moment to ask about: the second the history lists the first edit at (read through its end), before
+    // the second edit.
+    const asOf = new Date(Math.floor(Date.parse(firstAt) / 1000) * 1000);
+    await expect.poll(() => Date.now() >= asOf.getTime() + 1000).toBe(true);
     await putNote(page, server.url, id, 'pricing', 'Second price list');
 
     await gotoReady(page, `${server.url}/competitors/${id}/history`);
-    // Each change says when on the viewer's clock, with its zone.
+    // Each change says when on the viewer's clock, to the second, with its zone.
     await expect(page.locator('[data-history-entry="pricing:1"] time')).toHaveText(
-      inZone(firstAt, 'Asia/Tokyo'),
+      inZoneToSecond(firstAt, 'Asia/Tokyo'),
     );
     const field = page.getByLabel('As of (Asia/Tokyo)');
     await field.fill(wallClock(asOf, 'Asia/Tokyo'));
@@ -80,7 +102,7 @@ test.describe('in Tokyo', () => {
       'First price list',
     );
     await expect(page.locator('.as-of .historical-banner')).toContainText(
-      inZone(asOf.toISOString(), 'Asia/Tokyo'),
+      inZoneToSecond(asOf.toISOString(), 'Asia/Tokyo'),
     );
     await expect(field).toHaveValue(wallClock(asOf, 'Asia/Tokyo'));
 
@@ -95,7 +117,7 @@ test.describe('in Tokyo', () => {
       'First price list',
     );
     await expect(colleague.locator('.as-of .historical-banner')).toContainText(
-      inZone(asOf.toISOString(), 'America/Los_Angeles'),
+      inZoneToSecond(asOf.toISOString(), 'America/Los_Angeles'),
     );
     await la.close();
 
@@ -107,6 +129,56 @@ test.describe('in Tokyo', () => {
     const newest = page.locator('#audit-table tbody time').first();
     await expect(newest).toHaveText(inZone((await newest.getAttribute('datetime')) ?? '', 'Asia/Tokyo'));
     expect(errors).toEqual([]);
+  });
+
+  test('each history row says its second and opens the card as of that change; two versions in one minute stay apart', async ({
+    page,
+    server,
+  }) => {
+    await signIn(page, server.url);
+    const id = await addCompetitor(page, server.url, `Second ${Date.now()}`);
+    await putNote(page, server.url, id, 'pricing', 'First price list');
+    await gotoReady(page, `${server.url}/competitors/${id}/history`);
+    const firstAt =
+      (await page.locator('[data-history-entry="pricing:1"] time').getAttribute('datetime')) ?? '';
+    // The second edit in a later second (most often the same minute, which the rows used to show alone).
+    await expect.poll(() => Date.now() >= Math.floor(Date.parse(firstAt) / 1000) * 1000 + 1000).toBe(true);
+    await putNote(page, server.url, id, 'pricing', 'Second price list');
+    await gotoReady(page, `${server.url}/competitors/${id}/history`);
+    const secondAt =
+      (await page.locator('[data-history-entry="pricing:2"] time').getAttribute('datetime')) ?? '';
+    const row = (version: number) => page.locator(`[data-history-entry="pricing:${version}"]`);
+    await expect(row(1).locator('time')).toHaveText(inZoneToSecond(firstAt, 'Asia/Tokyo'));
+    await expect(row(2).locator('time')).toHaveText(inZoneToSecond(secondAt, 'Asia/Tokyo'));
+
+    // From the first version's row to the card as it was then: that version, not the later one.
+    await row(1).getByRole('link', { name: 'Battlecard as of this change' }).click();
+    const card = page.locator('.as-of [data-note-card="pricing"] [data-note-text]');
+    await expect(card).toHaveText('First price list');
+    // The banner and the field say the very second the row says, on the same clock.
+    await expect(page.locator('.as-of .historical-banner')).toContainText(
+      `as it was at ${inZoneToSecond(firstAt, 'Asia/Tokyo')}, with every change listed at or before that second`,
+    );
+    const field = page.getByLabel('As of (Asia/Tokyo)');
+    await expect(field).toHaveValue(wallClock(new Date(firstAt), 'Asia/Tokyo'));
+    await expect(row(2)).toContainText('made after the moment shown above');
+    await expect(row(1)).not.toContainText('made after the moment shown above');
+
+    // The second version's link shows it; the field, submitted again as it is, the same card.
+    await row(2).getByRole('link', { name: 'Battlecard as of this change' }).click();
+    await expect(card).toHaveText('Second price list');
+    await expect(field).toHaveValue(wallClock(new Date(secondAt), 'Asia/Tokyo'));
+    await page.getByRole('button', { name: 'Show', exact: true }).click();
+    await expect(page).toHaveURL(/[?&]asOf=/);
+    await expect(card).toHaveText('Second price list');
+
+    // A time typed without seconds is read as its :00 (the field shows it so), and the banner says so.
+    const minute = wallClock(new Date(firstAt), 'Asia/Tokyo').slice(0, 16);
+    await field.fill(minute);
+    await page.getByRole('button', { name: 'Show', exact: true }).click();
+    await expect(page.locator('.as-of .historical-banner')).toContainText(
+      inZoneToSecond(`${new Date(firstAt).toISOString().slice(0, 16)}:00Z`, 'Asia/Tokyo'),
+    );
   });
 
   test('an "as of" in a zone that does not exist is refused with a clear message, not a 500', async ({
@@ -132,7 +204,7 @@ test.describe('in Tokyo', () => {
     await gotoReady(page, `${server.url}/competitors/${id}/history?asOf=${nextYear}-06-01T09:00`);
     const banner = page.locator('.as-of .historical-banner');
     await expect(banner).toHaveText(
-      `1 Jun ${nextYear}, 09:00 GMT+9 has not come yet: this is the battlecard as it is now.`,
+      `1 Jun ${nextYear}, 09:00:00 GMT+9 has not come yet: this is the battlecard as it is now.`,
     );
     await expect(page.locator('.as-of [data-note-card="general"] [data-note-text]')).toHaveText(
       'Current note',

@@ -192,7 +192,9 @@ describe.each(securityBackends)('input space on %s', (backend) => {
       const page = await history(asOf);
       expect(page.status, asOf).toBe(400);
       const text = await messageOf(page);
-      expect(text, asOf).toContain(`“${asOf}” is not a date and time. Use the form YYYY-MM-DDTHH:MM (UTC)`);
+      expect(text, asOf).toContain(
+        `“${asOf}” is not a date and time. Use the form YYYY-MM-DDTHH:MM:SS (UTC; the seconds may be left out)`,
+      );
       expect(text, asOf).not.toContain('Historical view');
     }
     for (const asOf of ['2024-02-29T10:00', '2024-12-31T23:59:59']) {

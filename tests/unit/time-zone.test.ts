@@ -1,11 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatTime, zonedTimeParts } from '#web/components/format.ts';
+import { formatTime, zonedTimeParts, zonedTimePartsToSecond } from '#web/components/format.ts';
 import {
   instantOfWallTime,
   isUtc,
   knownTimeZone,
   timeZoneOfCookie,
+  wallTimeOf,
   zoneLabel,
 } from '#web/components/time-zone.ts';
 import { momentOf } from '#web/pages/history/history.routes.server.tsx';
@@ -62,17 +63,63 @@ describe('a wall-clock reading in a time zone', () => {
 });
 
 describe('the "as of" field', () => {
-  it('is read on the clock its label names', () => {
-    expect(momentOf('2026-11-26T13:10', 'Asia/Tokyo')).toEqual({ at: new Date('2026-11-26T04:10:00Z') });
-    expect(momentOf('2026-11-26T13:10:05')).toEqual({ at: new Date('2026-11-26T13:10:05Z') });
+  it('is read on the clock its label names, through the second it names', () => {
+    expect(momentOf('2026-11-26T13:10:05', 'Asia/Tokyo')).toEqual({
+      at: new Date('2026-11-26T04:10:05.999Z'),
+    });
+    expect(momentOf('2026-11-26T13:10:05')).toEqual({ at: new Date('2026-11-26T13:10:05.999Z') });
+  });
+
+  it('reads a time without seconds as :00, as the field shows it and a browser sends "…:00"', () => {
+    expect(momentOf('2026-11-26T13:10', 'Asia/Tokyo')).toEqual({ at: new Date('2026-11-26T04:10:00.999Z') });
+    expect(momentOf('2026-11-26T13:10')).toEqual(momentOf('2026-11-26T13:10:00'));
+  });
+
+  it('has every change the history writes at that second, and none written at the next', () => {
+    // The history writes a change accepted at 13:10:05.400 as "13:10:05": the card as of 13:10:05 has it.
+    const listedAt = new Date('2026-11-26T13:10:05.400Z');
+    const shown = formatTime(listedAt.toISOString(), 'UTC', 'second');
+    expect(shown).toBe('26 Nov 2026, 13:10:05 UTC');
+    const at = (input: string) => (momentOf(input) as { at: Date }).at.getTime();
+    expect(listedAt.getTime()).toBeLessThanOrEqual(at('2026-11-26T13:10:05'));
+    expect(listedAt.getTime()).toBeGreaterThan(at('2026-11-26T13:10:04'));
+    expect(new Date('2026-11-26T13:10:06.000Z').getTime()).toBeGreaterThan(at('2026-11-26T13:10:05'));
   });
 
   it('names the zone in what to type instead of a date that does not exist', () => {
     expect(momentOf('2026-02-30T10:00', 'Asia/Tokyo')).toEqual({
       error:
-        '“2026-02-30T10:00” is not a date and time. Use the form YYYY-MM-DDTHH:MM (Asia/Tokyo), for example 2024-02-28T14:30.',
+        '“2026-02-30T10:00” is not a date and time. Use the form YYYY-MM-DDTHH:MM:SS (Asia/Tokyo; the seconds may be left out), for example 2024-02-28T14:30:05.',
     });
-    expect(momentOf('yesterday')).toHaveProperty('error', expect.stringContaining('(UTC)'));
+    expect(momentOf('yesterday')).toHaveProperty('error', expect.stringContaining('(UTC;'));
+  });
+});
+
+describe('a link "as of this change"', () => {
+  it('carries the change’s second on the viewer’s clock, as the row writes it', () => {
+    expect(wallTimeOf(new Date('2026-11-26T04:10:05.400Z'), 'Asia/Tokyo')).toBe('2026-11-26T13:10:05');
+    expect(wallTimeOf(new Date('2026-11-26T04:10:05.999Z'), 'UTC')).toBe('2026-11-26T04:10:05');
+  });
+
+  it('is read back, in any zone, through the change’s own second (in an hour the clocks repeat: an earlier one)', () => {
+    const zones = Intl.supportedValuesOf('timeZone');
+    const moments = fc.date({
+      min: new Date('1900-01-01T00:00:00Z'),
+      max: new Date('2100-12-31T23:59:59Z'),
+      noInvalidDate: true,
+    });
+    fc.assert(
+      fc.property(fc.constantFrom(...zones), moments, (zone, changedAt) => {
+        const read = momentOf(wallTimeOf(changedAt, zone), zone) as { at: Date };
+        const second = Math.floor(changedAt.getTime() / 1000) * 1000;
+        // Exactly its second, except in an hour the clocks repeat, whose reading names the first pass
+        // (the page then links in UTC: history.page.tsx).
+        if (read.at.getTime() !== second + 999) expect(read.at.getTime()).toBeLessThan(second);
+        const inUtc = momentOf(wallTimeOf(changedAt, 'UTC'), 'UTC') as { at: Date };
+        expect(inUtc.at.getTime()).toBe(second + 999);
+      }),
+      { numRuns: 5_000 },
+    );
   });
 });
 
@@ -109,6 +156,35 @@ describe('the viewer’s zone', () => {
         expect(formatTime(at.toISOString(), zone)).toBe(expected);
       }),
       { numRuns: 20_000 },
+    );
+  });
+
+  it('writes "day month year, hh:mm:ss zone" to the second in every zone, for any moment in years 1–9999', () => {
+    const zones = Intl.supportedValuesOf('timeZone');
+    const parts = new Map(
+      zones.map((zone) => [
+        zone,
+        new Intl.DateTimeFormat('en-GB', { ...zonedTimePartsToSecond, timeZone: zone }),
+      ]),
+    );
+    const moments = fc.date({
+      min: new Date('0001-01-01T00:00:00Z'),
+      max: new Date('9999-12-31T23:59:59Z'),
+      noInvalidDate: true,
+    });
+    fc.assert(
+      fc.property(fc.constantFrom(...zones), moments, (zone, at) => {
+        const of = (parts.get(zone) as Intl.DateTimeFormat).formatToParts(at);
+        const part = (type: Intl.DateTimeFormatPartTypes) => of.find((p) => p.type === type)?.value ?? '';
+        const expected = isUtc(zone)
+          ? formatTime(at.toISOString(), 'UTC', 'second')
+          : `${part('day')} ${part('month')} ${part('year')}, ${part('hour')}:${part('minute')}:${part('second')} ${part('timeZoneName')}`;
+        expect(formatTime(at.toISOString(), zone, 'second')).toBe(expected);
+      }),
+      { numRuns: 10_000 },
+    );
+    expect(formatTime('2026-11-26T04:10:30.999Z', 'Asia/Tokyo', 'second')).toBe(
+      '26 Nov 2026, 13:10:30 GMT+9',
     );
   });
 

@@ -115,3 +115,10 @@ export function instantOfWallTime(wall: Date, zone: string): Date {
   if (fits.length > 0) return new Date(Math.min(...fits));
   return new Date(reading - before);
 }
+
+/**
+ * What a datetime-local field holds for `at` on the clock of `zone`, to the second (the milliseconds
+ * dropped): "2026-11-26T13:10:05". The history's links "as of this change" carry it. Years 1–9999 only.
+ */
+export const wallTimeOf = (at: Date, zone: string): string =>
+  new Date(wallAsUtc(at.getTime(), zone)).toISOString().slice(0, 19);

@@ -3,7 +3,7 @@ import type { CompetitorRow } from '#projections/competitor-list/competitor-row.
 import { can } from '#events/user/permissions.ts';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
-import { formatTime } from '../../components/format.ts';
+import { formatTime, type TimePrecision } from '../../components/format.ts';
 import { noteLabels, safeHref, ThreatBadge } from './competitor-table.tsx';
 
 /** The battlecard's body; also used for the historical "as of" view. */
@@ -11,11 +11,14 @@ export function Battlecard({
   competitor: c,
   canEditNotes,
   timeZone,
+  timePrecision = 'minute',
 }: {
   competitor: CompetitorRow;
   canEditNotes: boolean;
   /** The viewer's time zone: times are written on that clock. */
   timeZone: string;
+  /** 'second' in the "as of" card, compared with the history's rows (written to the second). */
+  timePrecision?: TimePrecision;
 }) {
   const website = safeHref(c.website);
   return (
@@ -44,7 +47,7 @@ export function Battlecard({
         <dd>{c.headquarters ?? '—'}</dd>
         <dt>Last updated</dt>
         <dd>
-          <time dateTime={c.updatedAt}>{formatTime(c.updatedAt, timeZone)}</time>
+          <time dateTime={c.updatedAt}>{formatTime(c.updatedAt, timeZone, timePrecision)}</time>
         </dd>
       </dl>
       <div className="notes-grid">
@@ -88,7 +91,7 @@ export function Battlecard({
               {meta && (
                 <p className="note-card__meta" data-note-meta>
                   Last edited by {meta.byName},{' '}
-                  <time dateTime={meta.at}>{formatTime(meta.at, timeZone)}</time>
+                  <time dateTime={meta.at}>{formatTime(meta.at, timeZone, timePrecision)}</time>
                 </p>
               )}
             </section>

@@ -6,7 +6,7 @@ import { Pagination } from '../../components/pagination.tsx';
 import { wordDiffs, type DiffPart } from '../../components/word-diff.ts';
 import { Battlecard } from '../competitors/battlecard.page.tsx';
 import { formatNumber, formatTime } from '../../components/format.ts';
-import { zoneLabel } from '../../components/time-zone.ts';
+import { instantOfWallTime, UTC, wallTimeOf, zoneLabel } from '../../components/time-zone.ts';
 import { noteLabels } from '../competitors/competitor-table.tsx';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
@@ -65,6 +65,23 @@ export function HistoryPage(props: HistoryProps) {
     return `${path}?${query.toString()}`;
   };
   const first = (history.page - 1) * perPage + 1;
+  // "As of this change": the row's own time, to the second, on the clock the row is written on, so the
+  // field then holds what the row says. Read through that second (momentOf), the card has this version. A
+  // reading the clocks repeat (the hour they go back) names its first moment, so the second one's link
+  // is written in UTC instead: the same moment, said unambiguously.
+  const asOfChangeHref = (changedAt: Date) => {
+    const second = Math.floor(changedAt.getTime() / 1000) * 1000;
+    const local = wallTimeOf(changedAt, page.timeZone);
+    const unambiguous = instantOfWallTime(new Date(`${local}.000Z`), page.timeZone).getTime() === second;
+    const zone = unambiguous ? page.timeZone : UTC;
+    const query = new URLSearchParams();
+    if (column) query.set('column', column);
+    query.set('asOf', unambiguous ? local : wallTimeOf(changedAt, UTC));
+    query.set('tz', zone);
+    if (history.page > 1) query.set('page', String(history.page));
+    if (perPage !== DEFAULT_PER_PAGE) query.set('perPage', String(perPage));
+    return `${path}?${query.toString()}#as-of-heading`;
+  };
   return (
     <Layout page={page} title={`History of ${name}`}>
       {/* Live regions (web/client/refresh-regions.ts): a colleague's note change, rename or delete shows here;
@@ -103,9 +120,12 @@ export function HistoryPage(props: HistoryProps) {
             step="1"
             defaultValue={props.asOfInput}
             aria-invalid={asOfError ? true : undefined}
-            aria-describedby={asOfError ? 'as-of-error' : undefined}
+            aria-describedby={asOfError ? 'as-of-hint as-of-error' : 'as-of-hint'}
           />
         </label>
+        <span className="field__hint" id="as-of-hint">
+          To the second: the card has every change listed at or before it.
+        </span>
         <input type="hidden" name="tz" value={props.asOfZone} />
         <button type="submit" className="button">
           Show
@@ -123,18 +143,26 @@ export function HistoryPage(props: HistoryProps) {
             <p className="historical-banner" role="note" id="as-of-heading">
               {asOf.future ? (
                 <>
-                  {formatTime(asOf.at.toISOString(), page.timeZone)} has not come yet: this is the battlecard
-                  as it is now.
+                  {formatTime(asOf.at.toISOString(), page.timeZone, 'second')} has not come yet: this is the
+                  battlecard as it is now.
                 </>
               ) : (
                 <>
                   Historical view: the battlecard as it was at{' '}
-                  {formatTime(asOf.at.toISOString(), page.timeZone)}. This is not the current state.
+                  <time dateTime={asOf.at.toISOString()}>
+                    {formatTime(asOf.at.toISOString(), page.timeZone, 'second')}
+                  </time>
+                  , with every change listed at or before that second. This is not the current state.
                 </>
               )}
             </p>
             {asOf.card ? (
-              <Battlecard competitor={asOf.card} canEditNotes={false} timeZone={page.timeZone} />
+              <Battlecard
+                competitor={asOf.card}
+                canEditNotes={false}
+                timeZone={page.timeZone}
+                timePrecision="second"
+              />
             ) : (
               <p>{name} did not exist at that moment.</p>
             )}
@@ -158,6 +186,7 @@ export function HistoryPage(props: HistoryProps) {
                 key={`${v.column}-${v.noteVersion}`}
                 className="note-card"
                 data-history-entry={`${v.column}:${v.noteVersion}`}
+                data-as-of={asOf ? (v.changedAt <= asOf.at ? 'in' : 'after') : undefined}
               >
                 <h3>
                   {noteLabels[v.column as keyof typeof noteLabels] ?? v.column} · version {v.noteVersion}
@@ -165,8 +194,13 @@ export function HistoryPage(props: HistoryProps) {
                 <p className="note-card__meta">
                   {v.actorName},{' '}
                   <time dateTime={v.changedAt.toISOString()}>
-                    {formatTime(v.changedAt.toISOString(), page.timeZone)}
+                    {formatTime(v.changedAt.toISOString(), page.timeZone, 'second')}
                   </time>
+                  {asOf && !asOf.future && v.changedAt > asOf.at && ' · made after the moment shown above'}
+                  <span className="no-print">
+                    {' · '}
+                    <a href={asOfChangeHref(v.changedAt)}>Battlecard as of this change</a>
+                  </span>
                 </p>
                 <Diff parts={diffs[i] ?? []} />
               </li>

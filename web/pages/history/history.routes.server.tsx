@@ -21,20 +21,28 @@ const historyQuery = z.object({
   tz: z.string().optional().catch(undefined),
 });
 
+/** A reading names a whole second: the moment read is its last millisecond (events are stamped to the ms). */
+const LAST_MS_OF_A_SECOND = 999;
+
 /**
  * The moment a datetime-local field names on the clock of `zone` (the form names the zone), or why it
  * names none: the field is typed by hand in some browsers, so "2024-02-30T10:00" or "yesterday" reach us.
  * Not read as the nearest real moment (JavaScript rolls 30 February over to 1 March): the page says what
  * to type. A reading the clocks skip or repeat (daylight saving) is read as instantOfWallTime says.
+ *
+ * Read to the second and through it (docs/decisions/0025-as-of-to-the-second.md): "14:05:30" is the last
+ * instant of that second, so every change the history lists at 14:05:30 (accepted at 14:05:30.4, say)
+ * is in the card. A reading without seconds is :00, as the field itself shows it (step="1") and as a
+ * browser sends a reading whose seconds are 00 ("14:05:00" arrives as "14:05").
  */
 export function momentOf(input: string, zone = UTC): { at: Date } | { error: string } {
-  const error = `“${input.slice(0, 40)}” is not a date and time. Use the form YYYY-MM-DDTHH:MM (${zoneLabel(zone)}), for example 2024-02-28T14:30.`;
+  const error = `“${input.slice(0, 40)}” is not a date and time. Use the form YYYY-MM-DDTHH:MM:SS (${zoneLabel(zone)}; the seconds may be left out), for example 2024-02-28T14:30:05.`;
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(input) || input.startsWith('0000')) return { error };
   const full = input.length === 16 ? `${input}:00` : input;
   const wall = new Date(`${full}.000Z`);
   // A date that does not exist (30 February, 25:00) reads back as another one.
   if (Number.isNaN(wall.getTime()) || wall.toISOString().slice(0, 19) !== full) return { error };
-  return { at: instantOfWallTime(wall, zone) };
+  return { at: new Date(instantOfWallTime(wall, zone).getTime() + LAST_MS_OF_A_SECOND) };
 }
 
 /** The zone an "as of" is read in: the one the address names, else the viewer's; or why there is none. */
