@@ -1,140 +1,17 @@
-import { ConfigError, loadConfig, type Config } from '#infra/config.ts';
-import { StartupError } from '#infra/errors.ts';
-import { startInstanceHeartbeat } from '#infra/instances.ts';
-import { createLogger, type Logger } from '#infra/logger.ts';
-import { createSessionSignals } from './auth/session-signals.server.ts';
-import { installCrashPolicy } from './crash-policy.server.ts';
-import { closeParts, StopRequested, type ProcessParts } from './process-parts.server.ts';
-import { createRealtime } from './realtime/realtime.server.ts';
-import { startAuditFeed } from './realtime/audit-feed.server.ts';
-import { startChangeFeed } from './realtime/change-feed.server.ts';
-import { startUserFeed } from './realtime/user-feed.server.ts';
-import { startRuntime, type Runtime } from './runtime.server.ts';
-import { startWeb } from './start-web.server.ts';
-import { startWorkerHealth } from './worker-health.server.ts';
+/**
+ * The server's entry (`node --import tsx web/main.server.ts`, or `npm start`'s supervisor). It handles
+ * the stop signals first, before the app's modules load (one to three seconds under tsx): a stop asked
+ * for meanwhile ends the process with 0 — nothing is open yet — instead of by the signal's default
+ * action. Once loaded, the same handlers pass each stop to `serve`'s shutdown. They stay installed: a
+ * signal is delivered to the handlers there were when it arrived, so one that came while the last
+ * module ran and was still queued when its handler was removed would be lost (the server started
+ * anyway, and ran on).
+ */
+const stopSignals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+let stop: (signal: NodeJS.Signals) => void = () => process.exit(0);
+for (const signal of stopSignals) process.on(signal, (received) => stop(received));
 
-const SHUTDOWN_DEADLINE_MS = 10_000;
+const { serve } = await import('./serve.server.ts');
+stop = serve();
 
-async function main(): Promise<void> {
-  const config = loadConfig(process.env);
-  const log = createLogger(config.LOG_LEVEL);
-  const parts: ProcessParts = { stopFeeds: [] };
-  let stopping = false;
-  let starting: Promise<void> = Promise.resolve();
-
-  const shutdown = async (signal: string, exitCode = 0) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    const deadline = setTimeout(() => {
-      log.error('shutdown took too long; exiting');
-      process.exit(1);
-    }, SHUTDOWN_DEADLINE_MS);
-    deadline.unref();
-    // A start under way goes on to its next step (a write is never cut in half) and stops there.
-    await starting.catch(() => undefined);
-    await closeParts(parts);
-    clearTimeout(deadline);
-    process.exit(exitCode);
-  };
-  // SIGHUP: the terminal `npm start` runs in was closed; without a handler Node dies mid-write.
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const)
-    process.on(signal, () => void shutdown(signal));
-  // Under the supervisor (npm start) its IPC channel closes when it dies, even SIGKILLed. Nobody would
-  // restart or stop this process any more, and it would keep the port and the data folder from the next
-  // `npm start`: stop cleanly instead.
-  process.on('disconnect', () => void shutdown('supervisor gone'));
-  installCrashPolicy(log, (reason) => shutdown(reason, 1));
-
-  const stopIfAsked = () => {
-    if (stopping) throw new StopRequested();
-  };
-  starting = start(config, log, parts, stopIfAsked);
-  try {
-    await starting;
-  } catch (error) {
-    if (error instanceof StopRequested) return;
-    // A failed start lets go of what it opened (the data folder's lock with it) before it says why.
-    stopping = true;
-    await closeParts(parts).catch(() => undefined);
-    throw error;
-  }
-}
-
-async function start(
-  config: Config,
-  log: Logger,
-  parts: ProcessParts,
-  stopIfAsked: () => void,
-): Promise<void> {
-  const runtime: Runtime = (parts.runtime = await startRuntime(config, log, {
-    purpose: `server on port ${config.PORT}`,
-    claimIdleMs: config.BUS_CLAIM_IDLE_MS,
-  }));
-  stopIfAsked();
-  const signals = (parts.signals = createSessionSignals({
-    redis: runtime.redis,
-    prefix: config.REDIS_PREFIX,
-    log,
-  }));
-  // Every instance says which shared settings it runs with, and hears of those that differ (/ops).
-  const registerInstance = (sessionSecret?: string) => {
-    parts.heartbeat = startInstanceHeartbeat({
-      db: runtime.db.pool,
-      instanceId: runtime.instanceId,
-      settings: {
-        role: config.ROLE,
-        sessionSecret,
-        redisPrefix: runtime.redis ? config.REDIS_PREFIX : undefined,
-      },
-      log,
-      onCheck: (disagreements) => runtime.metrics.reportDisagreements(disagreements),
-      onWrite: runtime.writeReport('instances'),
-    });
-  };
-
-  if (config.ROLE !== 'worker') {
-    await startWeb(config, runtime, parts, { signals, stopIfAsked, registerInstance });
-    // Under the supervisor (npm start): this child is up, so a later exit is a crash worth a restart.
-    process.send?.('ready');
-  } else {
-    registerInstance();
-    // A worker has no HTTP server, but it projects: it broadcasts through the Redis adapter.
-    if (runtime.redis)
-      parts.realtime = createRealtime({ redis: runtime.redis, prefix: config.REDIS_PREFIX, log });
-    // Under the supervisor (npm start): the worker works now, so a later death is a crash to restart.
-    process.send?.('ready');
-    // Health is for supervisors; a worker whose port is taken still works, and says so.
-    parts.server = await startWorkerHealth(runtime, runtime.metrics).catch((error: unknown) => {
-      log.warn({ port: config.PORT, reason: (error as Error).message }, 'worker health endpoint not started');
-      return undefined;
-    });
-    log.info(
-      { role: config.ROLE, port: config.PORT },
-      parts.server ? 'worker started; health on /healthz and /readyz' : 'worker started; no health endpoint',
-    );
-  }
-  if (runtime.runner && parts.realtime) {
-    parts.stopFeeds.push(startChangeFeed(runtime.runner, parts.realtime, { db: runtime.db.pool, log }));
-    parts.stopFeeds.push(startAuditFeed(runtime.runner, parts.realtime));
-  }
-  if (runtime.runner) parts.stopFeeds.push(startUserFeed(runtime.runner, signals));
-}
-
-main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof StartupError) {
-    process.stderr.write(`${error.message}\n`);
-  } else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-    process.stderr.write(`Port ${process.env.PORT ?? 3000} is already in use. Set PORT to another port.\n`);
-  } else if (
-    ['ENOTFOUND', 'EADDRNOTAVAIL', 'EAI_AGAIN'].includes((error as NodeJS.ErrnoException).code ?? '')
-  ) {
-    process.stderr.write(
-      `Invalid configuration: HOST="${process.env.HOST ?? ''}" — expected an address of this machine (e.g. 127.0.0.1 or 0.0.0.0).\n`,
-    );
-  } else {
-    process.stderr.write(`Rivals could not start: ${(error as Error).message}\n`);
-    console.error(error);
-  }
-  process.exit(1);
-});
+export {};

@@ -59,15 +59,23 @@ export interface RuntimeOptions {
   claimIdleMs?: number;
   /** An already open database (tests); it is left open on close. */
   db?: Database;
+  /**
+   * Throws when a stop was asked for (a signal during the start): called between the start's steps, so
+   * a stop ends the start at the next step, closing what it opened, instead of after the whole of it.
+   */
+  stopIfAsked?: () => void;
 }
 
 export async function startRuntime(config: Config, log: Logger, options: RuntimeOptions): Promise<Runtime> {
   const instanceId = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const db = options.db ?? (await openDatabase(config, log, { purpose: options.purpose }));
+  const stopIfAsked = options.stopIfAsked ?? (() => undefined);
+  const db = options.db ?? (await openDatabase(config, log, { purpose: options.purpose, stopIfAsked }));
   const closers = closeInReverse(log);
   if (!options.db) closers.push(() => db.close());
   try {
+    stopIfAsked();
     await migrateAndLog(db, log);
+    stopIfAsked();
     const store = createEventStore(db.pool, eventRegistry);
     // One cache of folded aggregate states per process (only the worker decides commands).
     const route = createCommandRouter(store, { cache: new StateCache() });
@@ -87,6 +95,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
     await watcher.start();
     closers.push(() => watcher.stop());
     if (db.kind === 'embedded') closers.push(await keepStatisticsFresh(db, log));
+    stopIfAsked();
     const runtime: Runtime = {
       ...{ config, log, instanceId, db, store, inbox, deadLetters, bus, results, route, gateway, watcher },
       redis,

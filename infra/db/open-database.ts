@@ -12,6 +12,8 @@ export interface OpenOptions {
   /** Attempts before giving up on an unreachable database (default 6: about 30 s in all). */
   attempts?: number;
   poolSize?: number;
+  /** Throws when a stop was asked for: an unreachable server is not waited for any longer then. */
+  stopIfAsked?: () => void;
 }
 
 /**
@@ -54,7 +56,12 @@ export async function openDatabase(config: Config, log: Logger, options: OpenOpt
       log.warn(
         `Database at ${describeUrl(url)} not reachable (${reason}); retrying in ${delayMs / 1000}s (attempt ${attempt}/${attempts}).`,
       );
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      // Looked at every 100 ms of the wait: a stop does not wait out a back-off of up to 8 s.
+      for (let waited = 0; waited < delayMs; waited += 100) {
+        options.stopIfAsked?.();
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100, delayMs - waited)));
+      }
+      options.stopIfAsked?.();
     }
   }
 }
