@@ -31,7 +31,8 @@ for (const signal of stopSignals) {
  * - A child that fails before it was ever ready on the first start (bad configuration, port in use,
  *   data folder held by another process) is not retried: its message is the answer.
  * - SIGINT/SIGTERM/SIGHUP are passed to the child; the supervisor exits with the child's code once it is gone,
- *   0 when that signal ended a child still loading (Ctrl+C in the first seconds of `npm start`).
+ *   0 when such a signal ended a child still loading (Ctrl+C in the first seconds of `npm start`), even
+ *   one that reached the child alone or before the supervisor.
  * The embedded data-folder lock names the child's pid; a crashed child's lock is taken over on restart.
  */
 const entry = fileURLToPath(new URL('./main.server.ts', import.meta.url));
