@@ -111,27 +111,6 @@ describe('the embedded process', () => {
     expect(await lockOwner(dataDir)).toBeUndefined();
   }, 30_000);
 
-  it('a loading server ended by Ctrl+C before the supervisor hears its own copy of it is a stop, not a failed start', async () => {
-    // The terminal's SIGINT reaches the whole group; on two cores the child can die of it, and the
-    // supervisor hear that (SIGCHLD), before its own SIGINT is handled: here the child alone gets it.
-    const { dataDir, port } = await fresh();
-    const supervisor = startApp(
-      { DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: 'lifecycle-pass-1' },
-      'web/supervisor.server.mjs',
-      { ownGroup: true },
-    );
-    let server: number | undefined;
-    await until(
-      async () => (server = (await childrenOf(supervisor.child.pid ?? 0))[0]) !== undefined,
-      'the supervisor to start its server',
-      10_000,
-    );
-    process.kill(server ?? 0, 'SIGINT');
-    expect(await supervisor.exited).toBe(0);
-    expect(supervisor.stderr()).toBe('');
-    expect(await lockOwner(dataDir)).toBeUndefined();
-  }, 30_000);
-
   it('npm start runs the supervisor on plain Node, so Ctrl+C from its first moment ends it with 0, quietly', async () => {
     // It was `node --import tsx web/supervisor.server.ts`: tsx loaded first (about 0.3 s), with no
     // handler installed, and a Ctrl+C then ended the supervisor by the signal's default action.
