@@ -16,17 +16,26 @@ import { startWorkerHealth } from './worker-health.server.ts';
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /**
- * Starts the server or worker; returns what stops it, which `main.server.ts` calls on a stop signal (its
- * handlers, installed before this module loaded, are the process's only ones for SIGINT/SIGTERM/SIGHUP).
+ * Tells the supervisor (npm start), when there is one and it is still there, that this process is up.
+ * Sending to a supervisor gone meanwhile throws (ERR_IPC_CHANNEL_CLOSED); its going is a stop already.
  */
-export function serve(): (signal: NodeJS.Signals) => void {
+const ready = () => {
+  if (process.connected) process.send?.('ready');
+};
+
+/**
+ * Starts the server or worker; returns what stops it, which `main.server.ts` calls on a stop signal or
+ * when the supervisor is gone (its handlers, installed before this module loaded, are the process's only
+ * ones for SIGINT/SIGTERM/SIGHUP and 'disconnect').
+ */
+export function serve(): (reason: string) => void {
   // Replaced before `main` first waits, so before any signal can come (a bad configuration excepted).
-  let stop: (signal: NodeJS.Signals) => void = () => process.exit(0);
+  let stop: (reason: string) => void = () => process.exit(0);
   main((shutdown) => (stop = shutdown)).catch(failed);
-  return (signal) => stop(signal);
+  return (reason) => stop(reason);
 }
 
-async function main(onStop: (shutdown: (signal: NodeJS.Signals) => void) => void): Promise<void> {
+async function main(onStop: (shutdown: (reason: string) => void) => void): Promise<void> {
   const config = loadConfig(process.env);
   const log = createLogger(config.LOG_LEVEL);
   const parts: ProcessParts = { stopFeeds: [] };
@@ -56,12 +65,9 @@ async function main(onStop: (shutdown: (signal: NodeJS.Signals) => void) => void
     clearTimeout(deadline);
     process.exit(exitCode);
   };
-  // SIGHUP: the terminal `npm start` runs in was closed; without a handler Node dies mid-write.
-  onStop((signal) => void shutdown(signal));
-  // Under the supervisor (npm start) its IPC channel closes when it dies, even SIGKILLed. Nobody would
-  // restart or stop this process any more, and it would keep the port and the data folder from the next
-  // `npm start`: stop cleanly instead.
-  process.on('disconnect', () => void shutdown('supervisor gone'));
+  // A stop signal (SIGHUP: the terminal `npm start` runs in was closed; without a handler Node dies
+  // mid-write), or the supervisor gone (its IPC channel closed): main.server.ts hears both.
+  onStop((reason) => void shutdown(reason));
   installCrashPolicy(log, (reason) => shutdown(reason, 1));
 
   const stopIfAsked = () => {
@@ -122,14 +128,14 @@ async function start(
   if (config.ROLE !== 'worker') {
     await startWeb(config, runtime, parts, { signals, stopIfAsked, registerInstance });
     // Under the supervisor (npm start): this child is up, so a later exit is a crash worth a restart.
-    process.send?.('ready');
+    ready();
   } else {
     registerInstance();
     // A worker has no HTTP server, but it projects: it broadcasts through the Redis adapter.
     if (runtime.redis)
       parts.realtime = createRealtime({ redis: runtime.redis, prefix: config.REDIS_PREFIX, log });
     // Under the supervisor (npm start): the worker works now, so a later death is a crash to restart.
-    process.send?.('ready');
+    ready();
     // Health is for supervisors; a worker whose port is taken still works, and says so.
     parts.server = await startWorkerHealth(runtime, runtime.metrics).catch((error: unknown) => {
       log.warn({ port: config.PORT, reason: (error as Error).message }, 'worker health endpoint not started');

@@ -5,10 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openEmbeddedDatabase } from '#infra/db/open-embedded.ts';
 import { freePort } from '#tests/e2e/support/server.ts';
 import {
-  childrenOf,
   isAlive,
   lockOwner,
   startApp,
+  startSupervised,
   stopAll,
   tempDataDir,
 } from '#tests/support/app-process.ts';
@@ -91,23 +91,17 @@ describe('the embedded process', () => {
 
   it('Ctrl+C while the server is still loading (npm start) ends the supervisor with 0, quietly, lock free', async () => {
     const { dataDir, port } = await fresh();
-    const supervisor = startApp(
-      { DATA_DIR: dataDir, PORT: String(port), ADMIN_PASSWORD: 'lifecycle-pass-1' },
-      'web/supervisor.server.mjs',
-      { ownGroup: true },
-    );
     // The supervisor has spawned its server, which takes a second or two to load its modules: no
     // handler of its own is installed yet when the terminal's SIGINT reaches the whole group.
-    let server: number | undefined;
-    await until(
-      async () => (server = (await childrenOf(supervisor.child.pid ?? 0))[0]) !== undefined,
-      'the supervisor to start its server',
-      10_000,
-    );
+    const { supervisor, server } = await startSupervised({
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      ADMIN_PASSWORD: 'lifecycle-pass-1',
+    });
     process.kill(-(supervisor.child.pid ?? 0), 'SIGINT');
     expect(await supervisor.exited).toBe(0);
     expect(supervisor.stderr()).toBe('');
-    expect(isAlive(server ?? 0)).toBe(false);
+    expect(isAlive(server)).toBe(false);
     expect(await lockOwner(dataDir)).toBeUndefined();
   }, 30_000);
 

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '#tests/e2e/support/server.ts';
 import {
-  childrenOf,
   isAlive,
   lockOwner,
   startApp,
+  startSupervised,
   stopAll,
   tempDataDir,
 } from '#tests/support/app-process.ts';
@@ -35,25 +35,41 @@ const handlesStops = async (pid: number) =>
 describe('a stop during the start', () => {
   it('the server ended by Ctrl+C while still loading ends the supervisor with 0, even before the supervisor hears it', async () => {
     const dataDir = await tempDataDir();
-    const supervisor = startApp(
-      { DATA_DIR: dataDir, PORT: String(await freePort()), ...password },
-      'web/supervisor.server.mjs',
-      { ownGroup: true },
-    );
-    let server: number | undefined;
-    await until(
-      async () => (server = (await childrenOf(supervisor.child.pid ?? 0))[0]) !== undefined,
-      'the supervisor to start its server',
-      10_000,
-    );
+    const { supervisor, server } = await startSupervised({
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      ...password,
+    });
     // Ctrl+C signals the whole group; which of the two handles it first is a race (the supervisor's own
     // handler lost it about once in 30). The server alone getting it is that race, lost every time.
-    process.kill(server ?? 0, 'SIGINT');
+    process.kill(server, 'SIGINT');
     expect(await supervisor.exited).toBe(0);
     expect(supervisor.stderr()).not.toContain('before it was ready');
-    expect(isAlive(server ?? 0)).toBe(false);
+    expect(isAlive(server)).toBe(false);
     expect(await lockOwner(dataDir)).toBeUndefined();
   }, 20_000);
+
+  it(
+    'a supervisor killed while its server still loads: the server stops too, not orphaned on the port and folder',
+    async () => {
+      const dataDir = await tempDataDir();
+      const port = await freePort();
+      const { supervisor, server } = await startSupervised({
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        ...password,
+      });
+      // Its IPC channel closes now, before the server's modules have loaded (one to three seconds).
+      supervisor.child.kill('SIGKILL');
+      await until(() => !isAlive(server), 'the orphaned server to stop', START_MS);
+      expect(await lockOwner(dataDir)).toBeUndefined();
+      // It stopped where it was: it did not go on to start in full (a first start's password printed to
+      // nobody), nor die of telling the gone supervisor it was ready.
+      expect(supervisor.stdout()).not.toContain('Rivals is running');
+      expect(supervisor.stdout()).not.toContain('Channel closed');
+    },
+    2 * START_MS,
+  );
 
   it(
     'run directly: stopped while loading, while creating the database and after migrating, each exits 0; the next start completes',

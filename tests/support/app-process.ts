@@ -64,6 +64,23 @@ export function startApp(
   };
 }
 
+/**
+ * `npm start`'s supervisor in a process group of its own, as a terminal's foreground job, once it has
+ * spawned its server: `server` is that server's pid, still loading its modules (a second or more).
+ */
+export async function startSupervised(
+  env: Record<string, string>,
+): Promise<{ supervisor: AppProcess; server: number }> {
+  const supervisor = startApp(env, 'web/supervisor.server.mjs', { ownGroup: true });
+  let server: number | undefined;
+  await until(
+    async () => (server = (await childrenOf(supervisor.child.pid ?? 0))[0]) !== undefined,
+    'the supervisor to start its server',
+    10_000,
+  );
+  return { supervisor, server: server ?? 0 };
+}
+
 const started = new Set<ChildProcessWithoutNullStreams>();
 const folders: string[] = [];
 
