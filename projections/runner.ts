@@ -32,8 +32,13 @@ export interface RunnerOptions {
   batchSize?: number;
   /** Safety-net poll when no notification arrives (default 2 s). */
   pollMs?: number;
-  /** Told how each batch's write went: applied, or the error it failed with (see readiness). */
-  onWrite?: WriteReport;
+  /**
+   * Each projection's own report of how its batches' writes went: applied, or the error they failed with
+   * (see readiness). One per projection, so that one still applying does not clear another's refusal: a
+   * projection whose table refused its writes made `/readyz` flap, unready and ready by turns, while the
+   * others applied the same events.
+   */
+  writeReport?: (projection: string) => WriteReport;
 }
 
 type BatchResult =
@@ -142,6 +147,7 @@ export class ProjectionRunner {
     let delayMs = 0;
     let backoffMs = 0;
     let standingBy = false;
+    const onWrite = this.options.writeReport?.(projection.name);
     this.dirty.add(projection.name);
     while (this.running) {
       if (!this.dirty.has(projection.name) || delayMs > 0) {
@@ -167,7 +173,7 @@ export class ProjectionRunner {
         // batch was full or events lay past the horizon saved the empty batch at low load, but the runner
         // then lagged the worker by a whole batch (the sustained rate fell about a quarter, back to back).
         if (result.kind === 'applied') {
-          this.options.onWrite?.();
+          onWrite?.();
           this.dirty.add(projection.name);
         } else if (result.kind === 'unsettled') delayMs = backoffMs;
         else if (result.kind === 'busy') delayMs = pollMs / 4;
@@ -187,7 +193,7 @@ export class ProjectionRunner {
         }
         if (result.kind !== 'newer') standingBy = false;
       } catch (error) {
-        this.options.onWrite?.(error);
+        onWrite?.(error);
         log.error({ err: error, projection: projection.name }, 'projection batch failed; retrying');
         delayMs = 1_000;
       }

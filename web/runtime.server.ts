@@ -150,7 +150,7 @@ async function startWork(runtime: Runtime, closers: Closers, claimIdleMs: number
   const { config, log, db, store, bus, results, route, inbox, readiness, metrics } = runtime;
   const runner = new ProjectionRunner({
     ...{ db, store, projections: allProjections, log },
-    onWrite: runtime.writeReport('projections'),
+    writeReport: (projection) => runtime.writeReport(`projection ${projection}`),
   });
   // Read-your-writes in this process hears our own commits at once (others read them after the NOTIFY).
   runner.onCheckpoint((projection, checkpoint) => runtime.watcher.reached(projection, checkpoint));

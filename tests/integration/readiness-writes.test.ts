@@ -49,6 +49,17 @@ describe.each(databaseBackends)('/readyz on %s: writes refused by the database',
       'the projection runner to report its refused write',
     );
     expect(await readyz()).toMatchObject({ status: 503, checks: { database: 'ok' } });
+    // The other projections apply a later change, as they did the first: that is no news of the list's.
+    const { outcome: later } = await app.runtime.gateway.dispatch(addCompetitorCommand('Hooli XYZ'), {
+      ...{ id: app.userIds.editor, name: 'Editor' },
+    });
+    expect(later?.status).toBe('accepted');
+    await until(
+      async () =>
+        (await app.db.pool.query(`SELECT 1 FROM audit_log WHERE summary LIKE '%Hooli XYZ%'`)).rows.length > 0,
+      'the audit log to apply the later change',
+    );
+    expect(await readyz()).toMatchObject({ status: 503, checks: { database: 'ok' } });
     await allow('competitor_list');
     await until(ready, '/readyz to be ready once the projection applies again');
   });
