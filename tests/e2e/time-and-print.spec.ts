@@ -13,8 +13,11 @@ const gotoReady = async (page: Page, url: string) => {
   await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
 };
 
-/** "26 Nov 2026, 13:10 GMT+9": what the pages write for a moment in a zone. */
-const inZone = (iso: string, timeZone: string) => {
+/**
+ * "26 Nov 2026, 13:10 GMT+9": what the pages write for a moment in a zone; with `seconds`, what the
+ * history writes, to the second ("26 Nov 2026, 13:10:05 GMT+9").
+ */
+const inZone = (iso: string, timeZone: string, seconds = false) => {
   const parts = new Intl.DateTimeFormat('en-GB', {
     timeZone,
     day: 'numeric',
@@ -22,29 +25,15 @@ const inZone = (iso: string, timeZone: string) => {
     year: 'numeric',
     hour: '2-digit',
     minute: '2-digit',
+    ...(seconds ? { second: '2-digit' } : {}),
     hourCycle: 'h23',
     timeZoneName: 'short',
   }).formatToParts(new Date(iso));
   const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-  return `${part('day')} ${part('month')} ${part('year')}, ${part('hour')}:${part('minute')} ${part('timeZoneName')}`;
+  const time = `${part('hour')}:${part('minute')}${seconds ? `:${part('second')}` : ''}`;
+  return `${part('day')} ${part('month')} ${part('year')}, ${time} ${part('timeZoneName')}`;
 };
-
-/** "26 Nov 2026, 13:10:05 GMT+9": what the history writes for a moment, to the second. */
-const inZoneToSecond = (iso: string, timeZone: string) => {
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    timeZone,
-    day: 'numeric',
-    month: 'short',
-    year: 'numeric',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-    timeZoneName: 'short',
-  }).formatToParts(new Date(iso));
-  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-  return `${part('day')} ${part('month')} ${part('year')}, ${part('hour')}:${part('minute')}:${part('second')} ${part('timeZoneName')}`;
-};
+const inZoneToSecond = (iso: string, timeZone: string) => inZone(iso, timeZone, true);
 
 /**
  * What a datetime-local field holds for a moment on a wall clock in `timeZone`, to the second; as the
