@@ -74,7 +74,7 @@ export async function startRuntime(config: Config, log: Logger, options: Runtime
   if (!options.db) closers.push(() => db.close());
   try {
     stopIfAsked();
-    await migrateAndLog(db, log);
+    await migrateAndLog(db, log, stopIfAsked);
     stopIfAsked();
     const store = createEventStore(db.pool, eventRegistry);
     // One cache of folded aggregate states per process (only the worker decides commands).
@@ -127,8 +127,11 @@ function closeInReverse(log: Logger) {
 }
 type Closers = ReturnType<typeof closeInReverse>;
 
-async function migrateAndLog(db: Database, log: Logger): Promise<void> {
-  const applied = await migrate(db.pool);
+async function migrateAndLog(db: Database, log: Logger, stopIfAsked: () => void): Promise<void> {
+  const applied = await migrate(db.pool, {
+    stopIfAsked,
+    onWait: () => log.info('another process is migrating the database; waiting for it to finish'),
+  });
   if (applied.length > 0) log.info({ applied }, 'database migrated');
 }
 

@@ -5,8 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { databaseBackends } from '#tests/support/environment.ts';
+import pg from 'pg';
+import { databaseBackends, runs } from '#tests/support/environment.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
+import { until } from '#tests/support/until.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const command = [process.execPath, '--import', 'tsx', 'web/cli.server.ts'];
@@ -296,6 +298,36 @@ describe('operator commands: environment and interruptions', { timeout: 240_000 
     expect((await run({ DATA_DIR: data }, ['migrate'])).code).toBe(0);
   });
   afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  it.skipIf(!runs('postgres'))(
+    "another process's migration under way: the command says it waits for it, then goes on",
+    async () => {
+      const db = await createTestDatabase('postgres');
+      const holder = new pg.Client({ connectionString: db.url });
+      try {
+        await holder.connect();
+        await holder.query('BEGIN');
+        await holder.query('SELECT pg_advisory_xact_lock(72656901)');
+        const migrating = run({ DATABASE_URL: db.url ?? '', LOG_LEVEL: 'warn' }, ['migrate']);
+        // Its wait is a transaction polling for the lock; seen from the database, then let go.
+        const waiting = async () =>
+          (
+            await db.pool.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%pg_try_advisory_xact_lock%' AND state = 'idle in transaction'",
+            )
+          ).rows[0]?.n === 1;
+        await until(waiting, 'the command to wait for the migration lock', 60_000);
+        await holder.query('ROLLBACK');
+        const ran = await migrating;
+        expect(ran.code, ran.stderr).toBe(0);
+        expect(ran.stderr).toBe('Another process is migrating the database; waiting for it to finish…\n');
+        expect(ran.stdout).toMatch(/^Nothing to apply; postgres:\/\/.+ is up to date\.\n$/);
+      } finally {
+        await holder.end().catch(() => undefined);
+        await db.drop();
+      }
+    },
+  );
 
   it('a database it cannot reach fails with one line naming DATABASE_URL, and nothing but data on standard output', async () => {
     // Port 1 refuses at once: the command retries (3 attempts), then gives up.

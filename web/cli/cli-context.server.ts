@@ -37,6 +37,12 @@ export const operator = {
   name: `Operator ${os.userInfo().username}`,
 };
 
+/** Said when another process holds the migration lock (an upgrade under way), rather than seeming to hang. */
+export const migrationWait = {
+  onWait: () =>
+    process.stderr.write('Another process is migrating the database; waiting for it to finish…\n'),
+};
+
 /** Each command opens the database itself (migrating it), does one job, and closes it. */
 export async function withDatabase<T>(
   purpose: string,
@@ -44,7 +50,7 @@ export async function withDatabase<T>(
 ): Promise<T> {
   const db = await openDatabase(config, log, { purpose: `the command "${purpose}"`, attempts: 3 });
   try {
-    await migrate(db.pool);
+    await migrate(db.pool, migrationWait);
     return await work(db, createEventStore(db.pool, eventRegistry));
   } finally {
     await db.close();

@@ -7,7 +7,7 @@ import { OutputFileError, writeLinesAtomically, writeLinesToStdout } from '#infr
 import { migrate } from '#infra/db/migrate.ts';
 import { openDatabase } from '#infra/db/open-database.ts';
 import { allProjections } from '#projections/all-projections.ts';
-import { config, log, UsageError, withDatabase } from './cli-context.server.ts';
+import { config, log, migrationWait, UsageError, withDatabase } from './cli-context.server.ts';
 
 /** `migrate`, `projections:status`, `events:tail`, `events:export`: looking at the database and its log. */
 export function register(program: Command): void {
@@ -17,7 +17,7 @@ export function register(program: Command): void {
     .action(async () => {
       const db = await openDatabase(config, log, { purpose: 'the command "migrate"', attempts: 3 });
       try {
-        const applied = await migrate(db.pool);
+        const applied = await migrate(db.pool, migrationWait);
         console.log(
           applied.length
             ? `Applied ${applied.join(', ')} to ${db.describe}.`
