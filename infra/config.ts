@@ -78,6 +78,11 @@ const schema = z.object({
     .optional(),
   /** /readyz answers 503 while a projection is more than this many events behind the log (default 10,000). */
   READY_MAX_LAG_EVENTS: wholeNumber(1, 100_000_000, 'events').default(10_000),
+  /**
+   * A searched table read waits at most this long for its turn, and on Postgres each of its statements runs
+   * at most this long; past it the page answers 503 (docs/decisions/0026). Default 5 s.
+   */
+  SEARCH_TIMEOUT_MS: milliseconds(100, 600_000).default(5_000),
   /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
   REDIS_PREFIX: z
     .string()

@@ -13,6 +13,7 @@ import type { CommandGateway } from '#services/command-gateway.ts';
 import type { Assets } from './assets/assets.server.ts';
 import type { LoginLimiter } from './auth/login-limiter.server.ts';
 import type { SessionOptions } from './auth/sessions.server.ts';
+import type { SearchReads } from './search-reads.server.ts';
 
 /** What the web app is built from; the entry point wires it, tests wire their own. */
 export interface AppDeps {
@@ -34,6 +35,8 @@ export interface AppDeps {
   loginLimiter: LoginLimiter;
   /** A search's sorted matches, for its pages past the first (kept per table version). */
   searchPages: SearchPageCache;
+  /** Searched reads take turns and are bounded in time (made by `createApp`, docs/decisions/0026). */
+  searchReads: SearchReads;
   /** Problems this process's background work reports (bus, database); absent in bare test apps. */
   readiness?: Readiness;
 }

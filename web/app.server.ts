@@ -30,6 +30,7 @@ import { loginRoutes } from './pages/login/login.routes.server.tsx';
 import { userRoutes } from './pages/users/users.routes.server.tsx';
 import { mountRoutes, type RouteDef } from './routing.server.ts';
 import { liveMarksAtRender } from './realtime/live-marks.server.ts';
+import { createSearchReads } from './search-reads.server.ts';
 
 /** The pages and forms, each with the action it performs. */
 const pageRoutes: readonly RouteDef[] = [
@@ -55,8 +56,9 @@ export const appRoutes: readonly RouteDef[] = [
 const MAX_JSON_DEPTH = 8;
 
 /** Builds the Koa app from its dependencies; opens nothing itself. */
-export function createApp(deps: AppDeps, metrics: Metrics): Koa {
-  const { config } = deps;
+export function createApp(given: Omit<AppDeps, 'searchReads'>, metrics: Metrics): Koa {
+  const { config } = given;
+  const deps: AppDeps = { ...given, searchReads: createSearchReads(given.db, config.SEARCH_TIMEOUT_MS) };
   const https = config.TRUST_PROXY === true;
   // Behind one trusted proxy (TLS or plain HTTP): the client address is the last hop it appended, not
   // what the client claims.

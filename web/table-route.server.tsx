@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import type { RouterContext } from '@koa/router';
 import type { ReactElement, ReactNode } from 'react';
 import { text } from '#events/text.ts';
+import type { Queryable } from '#infra/db/database.ts';
+import type { SearchReads } from './search-reads.server.ts';
 import { parseInput } from './input.server.ts';
 import { isXhr, pageContext, renderHtml } from './render.server.tsx';
 import type { PageContext } from './pages/page-context.ts';
@@ -33,7 +35,9 @@ export async function renderTableRoute<S extends string, R extends { page: numbe
   ctx: RouterContext,
   options: {
     sortColumns: readonly S[];
-    query(query: TableQuery<S>): Promise<R>;
+    /** Searched reads take turns and are bounded in time (docs/decisions/0026). */
+    reads: SearchReads;
+    query(query: TableQuery<S>, db: Queryable): Promise<R>;
     page(props: { page: PageContext; state: TableState } & R): ReactElement;
     table(props: { page: PageContext; state: TableState } & R): ReactElement;
   },
@@ -42,12 +46,13 @@ export async function renderTableRoute<S extends string, R extends { page: numbe
   // Lenient about everything else, but a search Postgres cannot run (NUL) is the user's to fix.
   parseInput(searchSchema, parsed.search);
   const sort = sortOf(parsed);
-  const result = await options.query({
+  const query: TableQuery<S> = {
     search: parsed.search,
     sort: sort ? { column: sort.column as S, direction: sort.direction } : undefined,
     page: parsed.page,
     perPage: parsed.perPage,
-  });
+  };
+  const result = await options.reads.run(query.search !== '', (db) => options.query(query, db));
   const props = { ...result, page: pageContext(ctx), state: { ...parsed, page: result.page } };
   if (!isXhr(ctx)) return renderHtml(ctx, options.page(props));
   // A refresh that would render what the browser already has answers 304 without rendering (live

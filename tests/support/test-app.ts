@@ -41,13 +41,14 @@ const assetsDir = fileURLToPath(new URL('../../dist/assets/', import.meta.url));
 /** The real app (runtime, worker, projections, HTTP) on a fresh database, listening on a free port. */
 export async function startTestApp(
   backend: BackendKind,
-  options: { demoData?: boolean } = {},
+  options: { demoData?: boolean; env?: Record<string, string> } = {},
 ): Promise<TestApp> {
   const db = await createTestDatabase(backend, { poolSize: 20 });
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     SESSION_SECRET: 'x'.repeat(40),
     METRICS_TOKEN: TEST_METRICS_TOKEN,
+    ...options.env,
   });
   const runtime = await startRuntime(config, silentLog, { purpose: 'test', db });
   await bootstrapContent(runtime.store, runtime.route, { demoData: options.demoData ?? true });

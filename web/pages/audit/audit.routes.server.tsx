@@ -9,7 +9,8 @@ export const auditRoutes: RouteDef[] = [
     await catchUpWithList(ctx, deps, ['audit-log']);
     await renderTableRoute(ctx, {
       sortColumns: auditSortColumns,
-      query: (query) => listAudit(deps.db.pool, query, deps.searchPages),
+      reads: deps.searchReads,
+      query: (query, db) => listAudit(db, query, deps.searchPages),
       page: (props) => <AuditPage {...props} />,
       table: (props) => <AuditTable {...props} />,
     });

@@ -29,7 +29,8 @@ export const competitorListRoutes: RouteDef[] = [
   route('GET', '/competitors', 'competitors.view', (ctx, deps) =>
     renderTableRoute(ctx, {
       ...listViews,
-      query: (query) => listCompetitors(deps.db.pool, query, deps.searchPages),
+      reads: deps.searchReads,
+      query: (query, db) => listCompetitors(db, query, deps.searchPages),
     }),
   ),
 

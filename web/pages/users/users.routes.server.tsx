@@ -32,7 +32,8 @@ export const userRoutes: RouteDef[] = [
   route('GET', '/users', 'users.view', (ctx, deps) =>
     renderTableRoute(ctx, {
       sortColumns: userSortColumns,
-      query: (query) => listUsers(deps.db.pool, query, deps.searchPages),
+      reads: deps.searchReads,
+      query: (query, db) => listUsers(db, query, deps.searchPages),
       page: (props) => <UsersPage {...props} />,
       table: (props) => <UsersTable {...props} />,
     }),
