@@ -6,8 +6,8 @@ import { ServiceUnavailableError } from '#infra/errors.ts';
  * the words typed (a trigram match, sorted, to a deep page). Left alone, a flood of them (one user's
  * script, a hundred tabs) took every pooled connection for seconds each, and everyone's page 1, sign-in
  * and saves queued behind them. So:
- * - searches' statements hold at most half the pool's connections; the rest is always there for everything else;
- * - a search's statement waits at most `timeoutMs` for its turn, then answers 503 "busy" (with Retry-After);
+ * - searches hold at most half the pool's connections; the rest is always there for everything else;
+ * - a search waits at most `timeoutMs` for its turn, then answers 503 "busy" (with Retry-After);
  * - on Postgres each of its statements runs at most `timeoutMs`, then answers 503 "took too long".
  * The embedded database has one connection and cannot cancel a running statement: searches take turns
  * (one at a time, each waiting at most `timeoutMs`), so the other pages still come in between.
@@ -26,31 +26,22 @@ export const SEARCH_TOO_LONG_MESSAGE =
 const QUERY_CANCELED = '57014';
 
 export function createSearchReads(db: Database, timeoutMs: number): SearchReads {
-  // Counted in statements (a first page runs its count and its rows at once, on two connections).
-  const slots = db.kind === 'postgres' ? Math.max(1, Math.floor((db.pool.options.max ?? 10) / 2)) : 1;
+  // A search runs at most two statements at once (a first page's count and rows): a quarter of the pool
+  // in searches is at most half of its connections.
+  const slots = db.kind === 'postgres' ? Math.max(1, Math.floor((db.pool.options.max ?? 10) / 4)) : 1;
   const gate = createGate(slots);
-  const run: (...args: unknown[]) => Promise<unknown> =
-    db.kind === 'postgres'
-      ? timedQuery(db, timeoutMs)
-      : (...args) => (db.pool.query as (...a: unknown[]) => Promise<unknown>)(...args);
-  const bounded: Queryable = {
-    query: (async (...args: unknown[]) => {
-      const release = await gate.enter(timeoutMs);
-      try {
-        return await run(...args);
-      } finally {
-        release();
-      }
-    }) as Queryable['query'],
-  };
+  const bounded: Queryable = db.kind === 'postgres' ? { query: timedQuery(db, timeoutMs) } : db.pool;
   return {
     async run(searched, work) {
       if (!searched) return work(db.pool);
+      const release = await gate.enter(timeoutMs);
       try {
         return await work(bounded);
       } catch (error) {
         if (pgErrorCode(error) === QUERY_CANCELED) throw new ServiceUnavailableError(SEARCH_TOO_LONG_MESSAGE);
         throw error;
+      } finally {
+        release();
       }
     },
   };
@@ -60,8 +51,8 @@ export function createSearchReads(db: Database, timeoutMs: number): SearchReads 
  * A statement on a connection of its own whose statement_timeout is set for it and reset after, so the
  * pool's other users (the writer, projections, rebuilds) never inherit it.
  */
-function timedQuery(db: Database, timeoutMs: number) {
-  return async (...args: unknown[]) => {
+function timedQuery(db: Database, timeoutMs: number): Queryable['query'] {
+  return (async (...args: unknown[]) => {
     const client = await db.pool.connect();
     let broken: Error | undefined;
     const onError = (error: Error) => (broken = error);
@@ -74,10 +65,10 @@ function timedQuery(db: Database, timeoutMs: number) {
       client.off('error', onError);
       client.release(broken);
     }
-  };
+  }) as Queryable['query'];
 }
 
-/** A counting semaphore whose waiters give up after a while. */
+/** A counting semaphore whose waiters give up (503) after `timeoutMs`. */
 function createGate(slots: number) {
   let free = slots;
   const waiting: (() => void)[] = [];
