@@ -83,4 +83,22 @@ describe.each(postgresOnly)('searches that take too long (%s)', (backend) => {
     const statuses = await Promise.all(flood);
     expect(statuses.every((status) => status === 200 || status === 503)).toBe(true);
   }, 60_000);
+
+  it('a page that waited in vain for a connection while all were in use says the server is busy, not unreachable', async () => {
+    app = await startTestApp(backend);
+    const admin = await app.client('admin');
+    // Every connection of the pool (20 in test apps) taken, as a flood of slow requests would.
+    const held = await Promise.all(Array.from({ length: 20 }, () => app!.db.pool.connect()));
+    try {
+      const answer = await admin.get('/users');
+      const text = textOf(await answer.text());
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get('Retry-After')).toBe('2');
+      expect(text).toContain('Rivals is too busy to answer right now. Nothing was changed');
+      expect(text).not.toContain('cannot reach');
+    } finally {
+      for (const client of held) client.release();
+    }
+    expect((await admin.get('/users')).status).toBe(200);
+  }, 60_000);
 });

@@ -32,7 +32,7 @@ const titles: Record<number, string> = {
  * One place turns errors into answers: an HTML page for browsers, JSON for XHR. Users see a message
  * they can act on; stack traces and SQL go to the log only.
  */
-export function errorMiddleware(log: Logger, db?: Pick<Database, 'checkStorage'>): Middleware {
+export function errorMiddleware(log: Logger, db?: Pick<Database, 'checkStorage' | 'pool'>): Middleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -40,7 +40,7 @@ export function errorMiddleware(log: Logger, db?: Pick<Database, 'checkStorage'>
         throw new AppError(404, 'not_found', 'We could not find that page.');
     } catch (thrown) {
       const error = await storageMissingBehind(thrown, db);
-      const known = toAppError(error);
+      const known = busyPool(error, db) ?? toAppError(error);
       if (error instanceof StorageMissingError)
         // Not a fault of this request, and the same for every request: what to do, without a stack.
         log.warn({ method: ctx.method, path: ctx.path, cause: causeOf(thrown) }, error.message);
@@ -111,6 +111,21 @@ async function storageMissingBehind(
 
 const causeOf = (error: unknown) =>
   error instanceof StorageMissingError ? undefined : error instanceof Error ? error.message : String(error);
+
+/**
+ * A request that waited its whole `connectionTimeoutMillis` for a connection while every one of the
+ * pool's was open and in use: the database is reachable and busy (a flood of requests), not gone, which
+ * "cannot reach its database" said.
+ */
+function busyPool(error: unknown, db: Pick<Database, 'pool'> | undefined): AppError | undefined {
+  const pool = db?.pool;
+  if (!pool || !(error instanceof Error) || !/timeout exceeded when trying to connect/i.test(error.message))
+    return undefined;
+  if (pool.totalCount < (pool.options.max ?? 10) || pool.idleCount > 0) return undefined;
+  return new ServiceUnavailableError(
+    'Rivals is too busy to answer right now. Nothing was changed; please try again in a moment.',
+  );
+}
 
 /** Our own errors, plus the framework's client errors (body too large, bad JSON) with their text. */
 function toAppError(error: unknown): AppError | undefined {
