@@ -703,6 +703,38 @@ test.describe('data table on /competitors', () => {
     await expect(page.locator('[data-table-status]')).toHaveText(`Default order — ${TOTAL} competitors`);
   });
 
+  test('clearing the search by keyboard (the box’s × or the empty result’s link) leaves focus in the search box', async ({
+    page,
+    seeded,
+  }) => {
+    await signIn(page, seeded.url);
+    await openTable(page, seeded.url);
+    const search = page.getByRole('searchbox');
+    const focusIsInSearch = () => search.evaluate((input) => document.activeElement === input);
+
+    // The toolbar's ×: it goes away with the text it clears, so focus must not go with it.
+    await search.fill('Aurora');
+    await expect(rows(page)).toHaveCount(1);
+    await page.getByRole('button', { name: 'Clear search' }).focus();
+    await page.keyboard.press('Enter');
+    await expect(rows(page)).toHaveCount(15);
+    await expect(search).toHaveValue('');
+    expect(await focusIsInSearch()).toBe(true);
+
+    // The empty result's link: it is in the swapped region, gone once the rows are back.
+    await search.fill('no such competitor');
+    await expect(rows(page)).toHaveCount(0);
+    await page.getByRole('link', { name: 'Clear search' }).focus();
+    await page.keyboard.press('Enter');
+    await expect(rows(page)).toHaveCount(15);
+    await expect(search).toHaveValue('');
+    expect(await focusIsInSearch()).toBe(true);
+    // Typing goes on in the box, as a user who just cleared it expects.
+    await page.keyboard.type('Basalt');
+    await expect(search).toHaveValue('Basalt');
+    await expect(rows(page)).toHaveCount(1);
+  });
+
   test('a table refresh answered 304 from the cache never brings back a used request key', async ({
     page,
     seeded,

@@ -145,6 +145,8 @@ export class DataTableController {
       this.root.dispatchEvent(
         new CustomEvent(tableEvents.restored, { detail: { ...this.state, search: '' } }),
       );
+      // The link leaves with the empty result: focus goes to the search box, where a new search starts.
+      this.root.querySelector<HTMLInputElement>('input[type="search"]')?.focus();
       void this.update({ ...this.state, search: '', page: 1 });
     }
   }

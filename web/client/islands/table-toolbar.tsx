@@ -22,6 +22,7 @@ export function TableToolbar(props: TableToolbarProps) {
   const [search, setSearch] = useState(props.search);
   const [perPage, setPerPage] = useState(props.perPage);
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const input = useRef<HTMLInputElement>(null);
   const id = useId();
 
   const send = (detail: Partial<TableStateDetail>) => {
@@ -62,6 +63,7 @@ export function TableToolbar(props: TableToolbarProps) {
           id={`${id}-search`}
           type="search"
           name="search"
+          ref={input}
           value={search}
           maxLength={200}
           autoComplete="off"
@@ -76,6 +78,8 @@ export function TableToolbar(props: TableToolbarProps) {
             onClick={() => {
               setSearch('');
               send({ search: '', page: 1 });
+              // This button goes with the text it clears: focus stays in the box, not on the page's start.
+              input.current?.focus();
             }}
           >
             ×
