@@ -203,4 +203,32 @@ test.describe('usability at a desktop width', () => {
     await expect(page.getByLabel('Role')).toHaveValue('editor');
     await expect(page.getByLabel('Password')).toHaveValue('');
   });
+
+  test('the sign-in form takes the typing at once: the email on arrival, the password after a refused attempt', async ({
+    page,
+    server,
+  }) => {
+    const focusedLabel = () =>
+      page.evaluate(() => {
+        const el = document.activeElement;
+        return el?.id ? (document.querySelector(`label[for="${el.id}"]`)?.textContent ?? el.id) : el?.tagName;
+      });
+    await gotoReady(page, `${server.url}/login`);
+    expect(await focusedLabel()).toBe('Email');
+
+    // An unknown account (no lockout of the suite's admin): refused, the email kept, the password cleared.
+    await page.keyboard.type('nobody@rivals.test');
+    await page.getByLabel('Password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page.getByRole('alert')).toHaveText('Email or password is incorrect.');
+    await expect(page.getByLabel('Email')).toHaveValue('nobody@rivals.test');
+    expect(await focusedLabel()).toBe('Password');
+
+    // So the next try is: fix the email if need be, or just type the password again and press Enter.
+    await page.getByLabel('Email').fill(TEST_ADMIN_EMAIL);
+    await page.getByLabel('Password').focus();
+    await page.keyboard.type(TEST_ADMIN_PASSWORD);
+    await page.keyboard.press('Enter');
+    await expect(page).toHaveURL(`${server.url}/competitors`);
+  });
 });

@@ -25,7 +25,9 @@ export function LoginPage({
         <form method="post" action="/login" className="form">
           <CsrfField token={page.csrfToken} />
           <input type="hidden" name="next" value={next} />
-          <Field name="email" label="Email">
+          {/* The cursor where typing goes next: the email, or after a refused attempt (the email kept) the
+              password again. */}
+          <Field name="email" label="Email" autoFocus={email === ''}>
             {(a11y) => (
               <input
                 {...a11y}
@@ -37,7 +39,7 @@ export function LoginPage({
               />
             )}
           </Field>
-          <Field name="password" label="Password">
+          <Field name="password" label="Password" autoFocus={email !== ''}>
             {(a11y) => (
               <input {...a11y} type="password" name="password" autoComplete="current-password" required />
             )}
