@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import type { Page } from '@playwright/test';
-import { addCompetitor } from './support/competitors.ts';
+import { addCompetitor, deleteCompetitor } from './support/competitors.ts';
 import { expect, test } from './support/fixtures.ts';
 import { TEST_ADMIN_EMAIL, TEST_ADMIN_PASSWORD } from './support/server.ts';
 import { signIn } from './support/sign-in.ts';
@@ -231,4 +232,35 @@ test.describe('usability at a desktop width', () => {
     await page.keyboard.press('Enter');
     await expect(page).toHaveURL(`${server.url}/competitors`);
   });
+});
+
+test.describe('a long name on the ranking and the board', () => {
+  for (const width of [1280, 375]) {
+    test(`wraps beside its grip at ${width} px, not on a line of its own`, async ({ page, server }) => {
+      await page.setViewportSize({ width, height: 900 });
+      await signIn(page, server.url);
+      // 120 characters and no space: only a break anywhere lets it wrap.
+      const name = `${'W'.repeat(116)}${randomBytes(2).toString('hex')}`;
+      const id = await addCompetitor(page, server.url, name);
+      try {
+        for (const path of ['/ranking', '/segments']) {
+          await gotoReady(page, `${server.url}${path}`);
+          const item = page.locator(`.sortable-item[data-id="${id}"]`);
+          await item.scrollIntoViewIfNeeded();
+          const [grip, link, row] = await Promise.all([
+            item.locator('[data-drag-handle]').boundingBox(),
+            item.getByRole('link', { name }).boundingBox(),
+            item.boundingBox(),
+          ]);
+          if (!grip || !link || !row) throw new Error(`${path}: the item is not shown`);
+          // The name starts on the grip's line, to its right, and stays inside the item.
+          expect(link.y, `${path}: the name starts below its grip`).toBeLessThan(grip.y + grip.height);
+          expect(link.x, path).toBeGreaterThanOrEqual(grip.x + grip.width);
+          expect(link.x + link.width, path).toBeLessThanOrEqual(row.x + row.width + 1);
+        }
+      } finally {
+        await deleteCompetitor(page, server.url, id);
+      }
+    });
+  }
 });
