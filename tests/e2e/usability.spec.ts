@@ -150,6 +150,41 @@ test.describe('usability at a desktop width', () => {
     await expect(rows.first()).toContainText('Usability Delete 3');
   });
 
+  test('the delete dialog puts focus on Cancel: a second Enter does not delete, choosing "Yes, delete it!" does', async ({
+    page,
+    server,
+  }) => {
+    await signIn(page, server.url);
+    const name = `Keyboard Delete ${randomBytes(2).toString('hex')}`;
+    await addCompetitor(page, server.url, name);
+    await gotoReady(page, `${server.url}/competitors?search=${encodeURIComponent(name)}`);
+    const rows = page.locator('tr[data-row-id]');
+    await expect(rows).toHaveCount(1);
+    const dialog = page.getByRole('dialog');
+
+    // Enter on "Delete", then Enter again (a double press, or a user who expects a second "are you sure"):
+    // the irreversible action is not what the second Enter does.
+    await page.getByRole('button', { name: `Delete ${name}` }).focus();
+    await page.keyboard.press('Enter');
+    await expect(dialog).toBeVisible();
+    await expect(dialog.getByRole('button', { name: 'Cancel' })).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(dialog).toBeHidden();
+    await expect(page.getByRole('button', { name: `Delete ${name}` })).toBeFocused();
+    await page.reload();
+    await expect(rows).toHaveCount(1);
+
+    // Deleting by keyboard is one deliberate step away: to "Yes, delete it!", then Enter.
+    await page.getByRole('button', { name: `Delete ${name}` }).focus();
+    await page.keyboard.press('Enter');
+    await expect(dialog.getByRole('button', { name: 'Cancel' })).toBeFocused();
+    await page.keyboard.press('Shift+Tab');
+    await expect(dialog.getByRole('button', { name: 'Yes, delete it!' })).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(page.getByText(`${name} was deleted.`)).toBeVisible();
+    await expect(rows).toHaveCount(0);
+  });
+
   test('a form sent after signing out in another tab: the sign-in link leads back to that form, with what was typed', async ({
     page,
     server,

@@ -19,6 +19,9 @@ export function installDeleteConfirmation(): void {
           showCancelButton: true,
           confirmButtonText: 'Yes, delete it!',
           cancelButtonText: 'Cancel',
+          // It cannot be undone: the button a keyboard user lands on (and a second Enter presses) is the
+          // safe one. "Yes, delete it!" is one Shift+Tab, or a click, away.
+          focusCancel: true,
         }),
       )
       .then((result) => {
