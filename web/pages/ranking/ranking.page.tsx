@@ -38,7 +38,18 @@ export function RankingPage({ page, view }: { page: PageContext; view: RankingVi
         <h2 id="ranking-title" className="sr-only">
           Competitors by priority
         </h2>
-        {sortable && (
+        {total === 0 && (
+          // Inside the region, so the first competitor added (live, by anyone) replaces this message.
+          <div className="data-table__empty">
+            <p>No competitors yet.</p>
+            {can(page.user?.role, 'competitors.create') && (
+              <a className="button" href="/competitors/new">
+                Add competitor
+              </a>
+            )}
+          </div>
+        )}
+        {sortable && total > 0 && (
           <p id="ranking-help" className="field__hint">
             Drag a competitor by its grip, or focus the grip and press ↑ or ↓ (Home: to the top, End: to the
             bottom). The order is saved when you drop.
