@@ -158,6 +158,37 @@ test('ranking: the keyboard moves an item, sends the same shape and announces it
   expect(await ids(page.locator('[data-sortable-list="ranking"]'))).toEqual(expected);
 });
 
+test('ranking: keys pressed while a move saves are not lost: they show at once and are saved next', async ({
+  page,
+  server,
+}) => {
+  const { list, before } = await signedInRanking(page, server);
+  const first = list.locator(`:scope > .sortable-item[data-id="${before[0]}"]`);
+  const name = (await first.getAttribute('data-name')) ?? '';
+  const held = await holdAnswers(page, 'ranking');
+  await first.locator('[data-drag-handle]').focus();
+  // Three quick presses; the first move's answer is held, so the next two come while it saves.
+  await page.keyboard.press('ArrowDown');
+  await expect.poll(() => held.requests.length).toBe(1);
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  const moved = [...before.slice(1, 4), before[0], ...before.slice(4)];
+  expect(await ids(list)).toEqual(moved);
+  await expect(page.locator('[data-sort-status]')).toHaveText(
+    `${name} moved to position 4 of ${before.length}.`,
+  );
+  await expect(first.locator('[data-rank]')).toHaveText('4');
+  held.release();
+  // The held move, then the two pressed meanwhile as one move from it.
+  await expect.poll(() => held.requests.length).toBe(2);
+  const sent = held.requests.map((r) => (r.postDataJSON() as { payload: { value: string }[] }).payload);
+  expect(sent[0]?.map((item) => item.value)).toEqual([before[1], before[0], ...before.slice(2)]);
+  expect(sent[1]?.map((item) => item.value)).toEqual(moved);
+  await expect(page.locator('[data-sortable]:not([data-saving])')).toHaveCount(1);
+  await ready(page, `${server.url}/ranking`);
+  expect(await ids(page.locator('[data-sortable-list="ranking"]'))).toEqual(moved);
+});
+
 test('ranking: after a move each grip names its new rank, as the numbers on screen do', async ({
   page,
   server,

@@ -21,6 +21,8 @@ interface Controller {
   /** Re-renders run one after another: two at once would leave the controller on a detached copy. */
   reloads: Promise<void>;
   refreshWanted: boolean;
+  /** Keyboard moves made on screen while a move was saving: saved together once that one is. */
+  movedWhileSaving: boolean;
   sortables: Sortable[];
 }
 
@@ -58,6 +60,7 @@ async function enhance(root: HTMLElement): Promise<void> {
     pressed: false,
     reloads: Promise.resolve(),
     refreshWanted: false,
+    movedWhileSaving: false,
     sortables: [],
   };
   controller.root = root;
@@ -152,6 +155,10 @@ async function settle(controller: Controller, before: string): Promise<void> {
     // ranking is megabytes to render, send and parse).
     view: null,
   });
+  // The screen is reloaded below unless this move was stored as sent: keys pressed meanwhile are undone
+  // with it (and said to be), or saved next.
+  const movedWhileSaving = controller.movedWhileSaving;
+  controller.movedWhileSaving = false;
   if (answer.status === 'rejected') {
     // No answer at all (every resend lost): the drop may well be saved, so say only what is known; the
     // reload below shows the order the server has.
@@ -168,6 +175,9 @@ async function settle(controller: Controller, before: string): Promise<void> {
     root.dataset.version = String(answer.version);
     for (const input of root.querySelectorAll<HTMLInputElement>('input[name="expect"]'))
       input.value = String(answer.version);
+    // Moves pressed while this one saved go next, as one move from the order just stored.
+    const saved = JSON.stringify(payload);
+    if (movedWhileSaving && JSON.stringify(payloadOf(root)) !== saved) return settle(controller, saved);
   }
   // What the move announced stays, unless the lists are still catching up.
   if (answer.status === 'pending' || !answer.visible)
@@ -176,6 +186,12 @@ async function settle(controller: Controller, before: string): Promise<void> {
   // once it is (docs/change-path.md); a visible change needs no echo.
   if (answer.status === 'pending' || !answer.visible)
     wantEcho(answer.commandId, () => void refreshSortables());
+  if (answer.status === 'pending' && movedWhileSaving) {
+    // Not known to be stored yet, so the next moves cannot name the version they follow: the list goes
+    // back to the saved order, and says so.
+    announce(root, 'Saved the first move only; the list will update in a moment. Make the next moves again.');
+    controller.refreshWanted = true;
+  }
   for (const s of controller.sortables) s.option('disabled', false);
   delete root.dataset.saving;
   controller.busy = false;
@@ -309,7 +325,9 @@ function onKey(controller: Controller, event: KeyboardEvent): void {
     return;
   event.preventDefault();
   const { root } = controller;
-  if (controller.busy) return announce(root, 'Saving the last move…');
+  // During a drag the list is the mouse's; during a save the keys go on moving (saved after it).
+  const saving = root.dataset.saving === 'true';
+  if (controller.busy && !saving) return;
   const kind = handle.dataset.dragHandle;
   const item = handle.closest<HTMLElement>(kind === 'group' ? '.sortable-group' : '.sortable-item');
   const container = item?.parentElement;
@@ -348,6 +366,11 @@ function onKey(controller: Controller, event: KeyboardEvent): void {
     root,
     `${kind === 'group' ? 'Segment ' : ''}${item.dataset.name} moved to ${segment ? `${segment}, ` : ''}position ${list.indexOf(item) + 1} of ${list.length}.`,
   );
+  if (saving) {
+    renumber(root);
+    controller.movedWhileSaving = true;
+    return;
+  }
   controller.busy = true;
   void settle(controller, before);
 }
