@@ -607,6 +607,27 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
       expect((await (await signedIn(app, editor.email)).get('/competitors')).status).toBe(200);
     });
 
+    it('keeps the sessions signed in since an enable when an older disable is sent again (same key)', async () => {
+      const editor = await newUser(app, 'editor', 'replayed-disable');
+      expect((await admin.get('/users')).status).toBe(200);
+      const key = randomUUID();
+      const disable = () => admin.postForm(`/users/${editor.id}/disable`, { _idempotency_key: key });
+      expect((await disable()).status).toBe(302);
+      await userChanged(editor.id, (row) => row.disabled);
+      expect((await admin.postForm(`/users/${editor.id}/enable`, {})).status).toBe(302);
+      await userChanged(editor.id, (row) => !row.disabled);
+      const client = await signedIn(app, editor.email);
+      const token = client.cookies.get(names.session) ?? '';
+      expect((await client.get('/competitors')).status).toBe(200);
+
+      // The first disable's answer was lost and the same request arrives again: it gets the first outcome,
+      // and must not end a session the (since re-enabled) user signed in to after it.
+      const retry = await disable();
+      expect(retry.status).toBe(302);
+      expect(await sessionRows(app, token)).toBe(1);
+      expect((await client.get('/competitors')).status).toBe(200);
+    });
+
     it('gets the new role on the next request after a demotion', async () => {
       const editor = await newUser(app, 'editor', 'demoted-editor');
       const client = await signedIn(app, editor.email);

@@ -172,3 +172,23 @@ export async function purgeExpiredSessions(db: Queryable): Promise<number> {
   );
   return result.rowCount ?? 0;
 }
+
+/**
+ * Ends the sessions a disable ended: those signed in before its event (`position`, the outcome's), or,
+ * for a disable that changed nothing (the account was disabled already), every session while the account
+ * is still disabled. Not simply all of the user's sessions: the same request sent again (same key) gets
+ * the first outcome, and an account enabled since then has sessions signed in after it that the disable
+ * never ended (a replay signed the user out; found by review, helper-42).
+ */
+export async function endSessionsDisabledBy(
+  db: Queryable,
+  userId: string,
+  position: number | undefined,
+): Promise<void> {
+  await db.query(
+    `DELETE FROM sessions WHERE user_id = $1
+       AND (created_at <= (SELECT recorded_at FROM events WHERE position = $2)
+            OR ($2::bigint IS NULL AND EXISTS (SELECT 1 FROM user_list WHERE id = $1 AND disabled)))`,
+    [userId, position ?? null],
+  );
+}

@@ -6,6 +6,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
 import { findUser, listUsers, userSortColumns } from '#projections/user-list/user-list.queries.ts';
 import { createAccount } from '#services/user/accounts.ts';
 import { addFlash } from '../../auth/flash.server.ts';
+import { endSessionsDisabledBy } from '../../auth/sessions.server.ts';
 import { renderTableRoute } from '../../table-route.server.tsx';
 import { changeNotice, dispatchAndWaitVisible, unconfirmedChange } from '../../commands.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
@@ -124,7 +125,11 @@ export const userRoutes: RouteDef[] = [
         ['user-list'],
       );
       if (verb === 'disable' && outcome?.status === 'accepted')
-        await deps.db.pool.query('DELETE FROM sessions WHERE user_id = $1', [id]);
+        await endSessionsDisabledBy(
+          deps.db.pool,
+          id,
+          outcome.positions.length ? Math.max(...outcome.positions) : undefined,
+        );
       addFlash(ctx, changeNotice(ctx, outcome, `${user.displayName} is ${verb}d.`, visible));
       ctx.redirect('/users');
     }),
