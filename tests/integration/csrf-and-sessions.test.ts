@@ -628,6 +628,34 @@ describe.each(databaseBackends)('CSRF and sessions (%s)', (backend) => {
       expect((await client.get('/competitors')).status).toBe(200);
     });
 
+    it('says the account is disabled when only ending its sessions failed (not "nothing was changed")', async () => {
+      const editor = await newUser(app, 'editor', 'disable-sessions-refused');
+      const client = await signedIn(app, editor.email);
+      expect((await client.get('/competitors')).status).toBe(200);
+      // The database refuses the deletion of sessions only, as a full disk does (decision 0012).
+      await app.db.pool.query(`
+        CREATE FUNCTION refuse_session_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$`);
+      await app.db.pool.query(
+        'CREATE TRIGGER refuse BEFORE DELETE ON sessions FOR EACH ROW EXECUTE FUNCTION refuse_session_delete()',
+      );
+      try {
+        expect((await admin.get('/users')).status).toBe(200);
+        const disable = await admin.postForm(`/users/${editor.id}/disable`, {});
+        expect(disable.status).toBe(302);
+        expect(disable.headers.get('location')).toBe('/users');
+        expect(await (await admin.get('/users')).text()).toContain(
+          'Throwaway disable-sessions-refused is disabled.',
+        );
+      } finally {
+        await app.db.pool.query('DROP TRIGGER refuse ON sessions');
+        await app.db.pool.query('DROP FUNCTION refuse_session_delete()');
+      }
+      await userChanged(editor.id, (row) => row.disabled);
+      // Its session still ends: every request re-reads the account's disabled flag.
+      await expectSignedOut(client);
+    });
+
     it('gets the new role on the next request after a demotion', async () => {
       const editor = await newUser(app, 'editor', 'demoted-editor');
       const client = await signedIn(app, editor.email);

@@ -124,11 +124,15 @@ export const userRoutes: RouteDef[] = [
         { type, payload: { userId: id } },
         ['user-list'],
       );
+      // The account is disabled whatever happens here: a failure must not answer "nothing was changed". A
+      // session left behind is dead all the same (every request re-reads the flag; enabling deletes it).
       if (verb === 'disable' && outcome?.status === 'accepted')
         await endSessionsDisabledBy(
           deps.db.pool,
           id,
           outcome.positions.length ? Math.max(...outcome.positions) : undefined,
+        ).catch((error: unknown) =>
+          deps.log.warn({ err: error, userId: id }, 'disable: could not delete the sessions of the account'),
         );
       addFlash(ctx, changeNotice(ctx, outcome, `${user.displayName} is ${verb}d.`, visible));
       ctx.redirect('/users');
