@@ -107,6 +107,42 @@ describe.each(databaseBackends)('competitor forms on %s', (backend) => {
     expect(errorOf(html, 'threat')).toMatch(/^You changed this to “low” in another tab or window/);
   });
 
+  it('says a saved edit is saved when reading it back for the notice fails (not "nothing was changed")', async () => {
+    const { rows } = await app.db.pool.query<{ id: string; version: number }>(
+      `SELECT id, version FROM competitor_list WHERE name = 'Globex Analytics'`,
+    );
+    const { id, version } = rows[0] ?? { id: '', version: 0 };
+    await editor.get(`/competitors/${id}/edit`);
+    // The connection drops right after the change is stored: the second read of this competitor in the
+    // request (the first finds the form's competitor, the second is for the notice) fails.
+    const pool = app.db.pool as unknown as { query(text: unknown, values?: unknown): Promise<unknown> };
+    const query = pool.query.bind(pool);
+    let reads = 0;
+    const spy = vi
+      .spyOn(pool, 'query')
+      .mockImplementation((text, values) =>
+        typeof text === 'string' && text.includes('FROM competitor_list WHERE id = $1') && ++reads === 2
+          ? Promise.reject(new Error('Connection terminated unexpectedly'))
+          : query(text, values),
+      );
+    let saved: Response;
+    try {
+      saved = await editor.postForm(`/competitors/${id}/edit`, {
+        ...valid,
+        headquarters: 'Shelbyville',
+        expectedVersion: String(version),
+      });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(reads).toBe(2);
+    expect(saved.status).toBe(302);
+    expect(saved.headers.get('location')).toBe(`/competitors/${id}`);
+    const card = await (await editor.get(`/competitors/${id}`)).text();
+    expect(card).toContain('Globex Analytics was saved.');
+    expect(card).toContain('Shelbyville');
+  });
+
   it('refuses an edit without the version its form was opened at, and stores nothing', async () => {
     const { rows } = await app.db.pool.query<{ id: string }>(
       `SELECT id FROM competitor_list WHERE name = 'Globex Analytics'`,

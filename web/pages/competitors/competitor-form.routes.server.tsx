@@ -181,10 +181,12 @@ export const competitorFormRoutes: RouteDef[] = [
           payload: { ...fields, competitorId: c.id, expectedVersion: version.data, baseSegmentId: base.data },
         };
       },
+      // The edit is stored: a failed read for the notice (the database gone that moment) must not answer
+      // "nothing was changed"; the notice then only says it was saved.
       done: async (fields, outcome, visible) =>
         editSavedMessage(
           fields,
-          visible ? await findCompetitor(deps.db.pool, c.id) : undefined,
+          visible ? await findCompetitor(deps.db.pool, c.id).catch(() => undefined) : undefined,
           outcome.streamVersion,
         ),
       next: () => `/competitors/${c.id}`,
