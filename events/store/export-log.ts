@@ -1,4 +1,4 @@
-import type { Pool, Queryable } from '#infra/db/database.ts';
+import { checkOut, type Pool, type Queryable } from '#infra/db/database.ts';
 import type { RecordedEvent } from '../envelope.ts';
 import type { EventRegistry } from '../registry.ts';
 import { eventColumns, recordedEvent, type EventRow } from './event-row.ts';
@@ -34,7 +34,8 @@ export async function* exportEvents(
   filter: LogFilter = {},
   batchSize = 2_000,
 ): AsyncGenerator<RecordedEvent> {
-  const db = await pool.connect();
+  // A connection lost midway (Postgres restarted) fails the export with its error, not the process.
+  const { client: db, release } = await checkOut(pool);
   let done = false;
   try {
     await db.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -44,7 +45,7 @@ export async function* exportEvents(
   } finally {
     // Also when the reader stops early (`| head`) or fails: end the snapshot, give the connection back.
     if (!done) await db.query('ROLLBACK').catch(() => undefined);
-    db.release();
+    release();
   }
 }
 

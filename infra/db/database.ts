@@ -60,6 +60,33 @@ export async function withTransaction<T>(pool: Pool, work: (client: Client) => P
   }
 }
 
+/**
+ * A client kept checked out beyond one statement (an export's snapshot, a rebuild's session lock). pg-pool
+ * listens for errors only on idle clients: one that died checked out (Postgres restarted, its backend
+ * terminated) emitted an unhandled 'error' that took the process down with a stack trace. Here the error
+ * is heard (`onLost`; the next query on it rejects anyway), and `release` destroys a broken client
+ * instead of giving it back to the pool.
+ */
+export async function checkOut(
+  pool: Pick<Pool, 'connect'>,
+  onLost?: (error: Error) => void,
+): Promise<{ client: Client; release: () => void }> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken ??= error;
+    onLost?.(error);
+  };
+  client.on('error', onError);
+  return {
+    client,
+    release: () => {
+      client.off('error', onError);
+      client.release(broken);
+    },
+  };
+}
+
 /** Postgres error codes we act on. */
 export const pgErrorCode = (error: unknown): string | undefined =>
   typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;

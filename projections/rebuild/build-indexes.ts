@@ -1,5 +1,5 @@
 import os from 'node:os';
-import type { Database, Queryable } from '#infra/db/database.ts';
+import { checkOut, type Database, type Queryable } from '#infra/db/database.ts';
 import type { Projection } from '../projection.ts';
 import {
   analyzeShadow,
@@ -95,7 +95,8 @@ async function worker(
   queue: Task[],
   run: (client: Queryable, task: Task) => Promise<void>,
 ): Promise<void> {
-  const client = await db.pool.connect();
+  // Held for several statements: a connection lost between them fails the rebuild, not the process.
+  const { client, release } = await checkOut(db.pool);
   try {
     // The embedded database's memory is the process's own: it keeps the smaller setting.
     await client.query(`SET maintenance_work_mem = '${db.kind === 'postgres' ? '512MB' : '256MB'}'`);
@@ -104,6 +105,6 @@ async function worker(
     for (let task = queue.shift(); task; task = queue.shift()) await run(client, task);
   } finally {
     await client.query('RESET ALL').catch(() => undefined);
-    client.release();
+    release();
   }
 }

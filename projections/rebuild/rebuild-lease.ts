@@ -1,5 +1,5 @@
 import os from 'node:os';
-import type { Client, Database } from '#infra/db/database.ts';
+import { checkOut, type Client, type Database } from '#infra/db/database.ts';
 
 /** A second rebuild of a projection that is being rebuilt right now. */
 export class RebuildBusyError extends Error {
@@ -9,6 +9,12 @@ export class RebuildBusyError extends Error {
 export interface RebuildLease {
   /** Who we are, as recorded for others to read. */
   holder: string;
+  /**
+   * Aborted when the connection holding the lock is lost (Postgres restarted): the lock went with it, so
+   * another process may take the rebuild over. The rebuild stops at its next batch and is resumed by the
+   * next run.
+   */
+  lost: AbortSignal;
   release(): Promise<void>;
 }
 
@@ -27,16 +33,25 @@ export async function takeRebuildLease(db: Database, projections: readonly strin
   const holder = `${os.userInfo().username}@${os.hostname()} pid ${process.pid}`;
   const taken: string[] = [];
   let client: Client | undefined;
+  let giveBack: (() => void) | undefined;
+  const lost = new AbortController();
   const release = async () => {
     for (const name of taken) heldHere.delete(name);
     if (client) {
-      await client.query('SELECT pg_advisory_unlock_all()').catch(() => undefined);
-      client.release();
+      if (!lost.signal.aborted) await client.query('SELECT pg_advisory_unlock_all()').catch(() => undefined);
+      giveBack?.();
       client = undefined;
     }
   };
   try {
-    if (db.kind === 'postgres') client = await db.pool.connect();
+    if (db.kind === 'postgres')
+      ({ client, release: giveBack } = await checkOut(db.pool, (error) =>
+        lost.abort(
+          new Error(
+            `the database connection holding the rebuild of ${projections.join(', ')} was lost (${error.message}); run replay again: it resumes where this one stopped`,
+          ),
+        ),
+      ));
     for (const name of projections) {
       let free = !heldHere.has(name);
       if (free && client) {
@@ -54,7 +69,7 @@ export async function takeRebuildLease(db: Database, projections: readonly strin
     await release();
     throw error;
   }
-  return { holder, release };
+  return { holder, lost: lost.signal, release };
 }
 
 async function busyMessage(db: Database, projection: string): Promise<string> {

@@ -92,6 +92,9 @@ export async function rebuildProjections(
     db,
     projections.map((p) => p.name),
   );
+  // A lock lost with its connection stops the rebuild too: another process may take it over meanwhile.
+  const signal = options.signal ? AbortSignal.any([options.signal, lease.lost]) : lease.lost;
+  options = { ...options, signal };
   try {
     const limits: Limits = {
       toPosition: options.toPosition ?? null,
@@ -111,9 +114,14 @@ export async function rebuildProjections(
       });
     }
     await readOnce(db, store, jobs, limits, options);
+    lease.lost.throwIfAborted();
     await indexAll(db, jobs, options);
     const summaries: RebuildSummary[] = [];
-    for (const job of jobs) summaries.push(await finish(db, store, job, limits, options));
+    for (const job of jobs) {
+      // Not swapped in without the lock (indexing and a swap under way, once begun, finish).
+      lease.lost.throwIfAborted();
+      summaries.push(await finish(db, store, job, limits, options));
+    }
     return summaries;
   } finally {
     await lease.release();
