@@ -54,6 +54,23 @@ async function open(file: string, target: string, flags = 'wx'): Promise<WriteSt
 }
 
 /**
+ * `lines`, remembering a failure of its own (the database): the pipeline destroys the file's stream with
+ * that same error, so the stream's 'error' alone blamed the file ("--out: cannot write …").
+ */
+function watchSource(lines: AsyncIterable<string>): { source: AsyncIterable<string>; failed: () => unknown } {
+  let failure: unknown;
+  async function* source() {
+    try {
+      yield* lines;
+    } catch (error) {
+      failure = error;
+      throw error;
+    }
+  }
+  return { source: source(), failed: () => failure };
+}
+
+/**
  * Streams `lines` into `target` through a file beside it, renamed into place only once every line is
  * written and flushed: a failed or interrupted export leaves no partial file under the target's name and
  * never truncates an existing one. A target that cannot be written is refused before `lines` is read.
@@ -79,15 +96,16 @@ export async function writeLinesAtomically(target: string, lines: AsyncIterable<
   const out = createWriteStream(partial, { fd });
   let writeError: unknown;
   out.once('error', (error) => (writeError = error));
+  const { source, failed } = watchSource(lines);
   try {
-    await pipeline(Readable.from(lines), out);
+    await pipeline(Readable.from(source), out);
     await rename(partial, file).catch((error: unknown) => {
       throw (writeError = error);
     });
   } catch (error) {
     await rm(partial, { force: true });
     // The file's own failures (a full disk) are the file's; anything else (the database) passes through.
-    throw error === writeError ? refused(target, error) : error;
+    throw error === writeError && error !== failed() ? refused(target, error) : error;
   } finally {
     keepOnSignal();
   }
@@ -117,10 +135,11 @@ async function writeLinesInto(target: string, lines: AsyncIterable<string>): Pro
   const out = await open(target, target, 'a');
   let writeError: unknown;
   out.once('error', (error) => (writeError = error));
+  const { source, failed } = watchSource(lines);
   try {
-    await pipeline(Readable.from(lines), out);
+    await pipeline(Readable.from(source), out);
   } catch (error) {
-    throw error === writeError ? refused(target, error) : error;
+    throw error === writeError && error !== failed() ? refused(target, error) : error;
   }
 }
 

@@ -80,6 +80,16 @@ describe('writing an export file', () => {
     expect((await readdir(dir)).filter((f) => f.includes('partial'))).toEqual([]);
   });
 
+  it("a failure of what is exported is not blamed on the file (the command said '--out: cannot write …')", async () => {
+    const target = path.join(dir, 'blameless.ndjson');
+    const failure = await writeLinesAtomically(target, lines(50_000, 40_000)).catch(
+      (error: unknown) => error,
+    );
+    expect(failure).not.toBeInstanceOf(OutputFileError);
+    expect((failure as Error).message).toBe('the database went away');
+    expect(await readdir(dir)).not.toContain('blameless.ndjson');
+  });
+
   it('refuses a folder, a missing folder or one that takes no files before reading anything, saying why', async () => {
     let read = false;
     async function* watched() {
