@@ -145,6 +145,18 @@ export function register(program: Command): void {
             operator,
           );
         }
+        // Its records projected at once, as seed's and users:add's changes are: they left every projection
+        // behind by them (projections:status said "behind 5" right after a replay) until the app next ran,
+        // and running instances (scaled mode) heard of them only at their next poll.
+        const everything = new ProjectionRunner({
+          db,
+          store,
+          projections: allProjections,
+          log,
+          batchSize: 2_000,
+        });
+        for (const projection of allProjections) await everything.catchUp(projection);
+        await store.notifyAppended();
         if (options.json) {
           console.log(
             JSON.stringify({ dryRun: !!options.dryRun, seconds: wallSeconds, projections: summaries }),
