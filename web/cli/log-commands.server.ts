@@ -48,7 +48,7 @@ export function register(program: Command): void {
           const row = byName.get(p.name);
           const lag = head - (row?.position ?? 0);
           console.log(
-            `${p.name.padEnd(20)} v${p.version}  position ${String(row?.position ?? 0).padStart(9)}  behind ${String(Math.max(lag, 0)).padStart(7)}  ${row ? `updated ${row.updated_at.toISOString()}` : 'never run'}${row && row.version !== p.version ? '  (will rebuild: code version changed)' : ''}`,
+            `${p.name.padEnd(20)} v${p.version}  position ${String(row?.position ?? 0).padStart(9)}  behind ${String(Math.max(lag, 0)).padStart(7)}  ${row ? `updated ${row.updated_at.toISOString()}` : 'never run'}${row ? versionNote(row.version, p.version) : ''}`,
           );
         }
       });
@@ -160,4 +160,15 @@ function exportFilter(options: { type?: string[] } & Omit<LogFilter, 'types'>): 
       : false;
   if (reversed) throw new UsageError('--from is after --to: no event can match; swap them.');
   return { from, to, types: options.type, stream: options.stream };
+}
+
+/**
+ * What the version a projection was built with means to this code: an older one is rebuilt (blue-green);
+ * a newer one, during a rolling upgrade, is left to the newer instances (never rebuilt back), which
+ * "will rebuild" said it would be.
+ */
+function versionNote(built: number, code: number): string {
+  if (built < code) return `  (will rebuild: built as v${built}, the code has v${code})`;
+  if (built > code) return `  (built by a newer version of Rivals, v${built}: left to it)`;
+  return '';
 }
