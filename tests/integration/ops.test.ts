@@ -87,6 +87,27 @@ describe.each(databaseBackends)('/ops on %s', (backend) => {
     expect(decided).toHaveLength(0);
   });
 
+  it('a projection built by a newer version (a rolling upgrade) is said to be left to it, not "rebuilding"', async () => {
+    // The runner leaves such a projection alone for good (it never rebuilds it back); it is put back after.
+    await app.runtime.runner?.stop();
+    const version = `(SELECT version FROM projection_checkpoints WHERE projection = 'user-list')`;
+    await app.db.pool.query(
+      `UPDATE projection_checkpoints SET version = ${version} + 1 WHERE projection = 'user-list'`,
+    );
+    try {
+      const admin = await app.client('admin');
+      const html = await (await admin.get('/ops')).text();
+      const row = /<tr><td>user-list<\/td>.*?<\/tr>/s.exec(html)?.[0] ?? '';
+      expect(row).toContain('built by a newer version');
+      expect(row).not.toContain('rebuilding');
+    } finally {
+      await app.db.pool.query(
+        `UPDATE projection_checkpoints SET version = ${version} - 1 WHERE projection = 'user-list'`,
+      );
+      await app.runtime.runner?.start();
+    }
+  });
+
   it('/metrics exposes projection lag; /readyz turns unready when a projection lags past the limit', async () => {
     const metrics = await (
       await fetch(`${app.url}/metrics`, { headers: { Authorization: `Bearer ${TEST_METRICS_TOKEN}` } })

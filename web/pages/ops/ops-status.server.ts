@@ -44,7 +44,9 @@ export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
     projections: lags.map((l) => ({
       name: l.name,
       version: l.version,
-      rebuilding: l.builtVersion !== null && l.builtVersion !== l.version,
+      // An older build is rebuilt; a newer one (a rolling upgrade) is left to the newer instances.
+      rebuilding: l.builtVersion !== null && l.builtVersion < l.version,
+      builtByNewer: l.builtVersion !== null && l.builtVersion > l.version ? l.builtVersion : null,
       position: l.position,
       lag: l.lagEvents,
       lagSeconds: l.lagSeconds,

@@ -14,6 +14,8 @@ export interface OpsStatus {
     version: number;
     /** Being rebuilt blue-green for a new code version (the old tables serve meanwhile). */
     rebuilding: boolean;
+    /** The version a newer Rivals built it with (a rolling upgrade): this one leaves it alone. */
+    builtByNewer: number | null;
     position: number;
     lag: number;
     lagSeconds: number;
@@ -231,6 +233,9 @@ export function OpsStatusRegion({
                 <td>
                   {p.version}
                   {p.rebuilding ? ' (rebuilding)' : ''}
+                  {p.builtByNewer !== null
+                    ? ` (built by a newer version, v${p.builtByNewer}: left to it)`
+                    : ''}
                 </td>
                 <td>{n(p.position)}</td>
                 <td>{n(status.head)}</td>
