@@ -1,4 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { answerUnreadableRequests } from './client-error.server.ts';
 
 export interface EarlyServer {
   server: Server;
@@ -21,6 +22,7 @@ export async function listenEarly(port: number, host: string): Promise<EarlyServ
     response.end('Rivals is starting; try again in a moment.\n');
   };
   const server = createServer((request, response) => handle(request, response));
+  answerUnreadableRequests(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
