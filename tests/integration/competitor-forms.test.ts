@@ -143,6 +143,41 @@ describe.each(databaseBackends)('competitor forms on %s', (backend) => {
     expect(card).toContain('Shelbyville');
   });
 
+  it('an edit sent after the competitor was deleted comes back as an add form with what was typed, nothing saved', async () => {
+    const added = await editor.postForm('/competitors/new', { ...valid, name: 'Deleted Meanwhile' });
+    const id = (added.headers.get('location') ?? '').split('/').pop() ?? '';
+    const form = await (await editor.get(`/competitors/${id}/edit`)).text();
+    const admin = await app.client('admin');
+    await admin.get('/competitors');
+    expect((await admin.postForm(`/competitors/${id}/delete`, {})).status).toBe(302);
+    const events = async () =>
+      (await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]?.n;
+    const before = await events();
+
+    const typed = { ...valid, name: 'Deleted Meanwhile', headquarters: 'Typed while it went' };
+    const sent = await editor.postForm(`/competitors/${id}/edit`, {
+      ...typed,
+      expectedVersion: valueOf(form, 'expectedVersion') ?? '',
+      baseSegmentId: 'enterprise',
+    });
+    expect(sent.status).toBe(404);
+    const html = await sent.text();
+    expect(html).toContain(
+      'This competitor was deleted while you were editing it, so nothing was saved. What you typed is below: add it again as a new competitor, or leave this page to discard it.',
+    );
+    expect(html).toContain('action="/competitors/new"');
+    expect(valueOf(html, 'name')).toBe('Deleted Meanwhile');
+    expect(valueOf(html, 'headquarters')).toBe('Typed while it went');
+    expect(await events()).toBe(before);
+
+    // Sent from there, it is added again.
+    const again = await editor.postForm('/competitors/new', typed);
+    expect(again.status).toBe(302);
+    expect(await (await editor.get(again.headers.get('location') ?? '')).text()).toContain(
+      'Typed while it went',
+    );
+  });
+
   it('refuses an edit without the version its form was opened at, and stores nothing', async () => {
     const { rows } = await app.db.pool.query<{ id: string }>(
       `SELECT id FROM competitor_list WHERE name = 'Globex Analytics'`,

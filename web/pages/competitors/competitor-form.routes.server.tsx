@@ -71,6 +71,9 @@ async function renderForm(
   );
 }
 
+const deletedWhileEditing =
+  'This competitor was deleted while you were editing it, so nothing was saved. What you typed is below: add it again as a new competitor, or leave this page to discard it.';
+
 export async function loadCompetitor(deps: AppDeps, id: string | undefined) {
   const competitor = id ? await findCompetitor(deps.db.pool, id) : undefined;
   if (!competitor) throw new NotFoundError('This competitor does not exist or was deleted.');
@@ -167,7 +170,25 @@ export const competitorFormRoutes: RouteDef[] = [
   }),
 
   route('POST', '/competitors/:id/edit', 'competitors.edit', async (ctx, deps) => {
-    const c = await loadCompetitor(deps, ctx.params.id);
+    const c = await loadCompetitor(deps, ctx.params.id).catch((error: unknown) => {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    });
+    // Deleted while this form was open: what was typed is not lost with it. The form comes back as an
+    // add form with the typed values, saying so (a deleted competitor's name is free again).
+    if (!c)
+      return renderForm(
+        ctx,
+        deps,
+        {
+          mode: 'new',
+          action: '/competitors/new',
+          cancelHref: '/competitors',
+          values: formValues(ctx.request.body, formKeys),
+          errors: { _form: deletedWhileEditing },
+        },
+        404,
+      );
     await submitForm(ctx, deps, {
       form: { mode: 'edit', action: `/competitors/${c.id}/edit`, cancelHref: `/competitors/${c.id}` },
       command: (fields, values) => {
