@@ -42,7 +42,7 @@ const formatSeconds = (s: number): string =>
 export function multiProgress(): { add(label: string, total: number, done?: number): RateBar; stop(): void } {
   const multi = new MultiBar(
     {
-      format: '{label} [{bar}] {percentage}% | {value}/{total} events | {rate}/s | {phase}',
+      format: '{label} [{bar}] {percentage}% | {done}/{all} events | {rate}/s | {phase}',
       noTTYOutput: !process.stderr.isTTY,
       notTTYSchedule: 2_000,
       hideCursor: true,
@@ -54,17 +54,27 @@ export function multiProgress(): { add(label: string, total: number, done?: numb
     add(label, total, done = 0) {
       const started = performance.now();
       const initial = done;
+      // A projection with no events to read is done from the start: a full bar, "0/0 events" (it showed
+      // "0% | 0/1"). The counts are shown from our own numbers, the bar's total only fills the bar.
       const safeTotal = Math.max(total, 1);
-      const bar = multi.create(safeTotal, Math.min(done, safeTotal), { label, rate: '-', phase: 'eta ?' });
+      const filled = (value: number) => (total === 0 ? 1 : Math.min(value, safeTotal));
+      const bar = multi.create(safeTotal, filled(done), {
+        label,
+        rate: '-',
+        phase: 'eta ?',
+        done: done.toLocaleString('en-US'),
+        all: total.toLocaleString('en-US'),
+      });
       let last = done;
       return {
-        phase: (text) => bar.update(Math.min(last, safeTotal), { phase: text }),
+        phase: (text) => bar.update(filled(last), { phase: text }),
         update(value, phase) {
           last = value;
           const seconds = (performance.now() - started) / 1000;
           const rate = seconds > 0 ? (value - initial) / seconds : 0;
           const eta = rate > 0 ? (total - value) / rate : Infinity;
-          bar.update(Math.min(value, safeTotal), {
+          bar.update(filled(value), {
+            done: value.toLocaleString('en-US'),
             rate: Math.round(rate).toLocaleString('en-US'),
             phase: phase ?? (value >= total ? 'reading done' : `eta ${formatSeconds(eta)}`),
           });

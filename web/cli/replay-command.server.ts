@@ -167,12 +167,15 @@ export function register(program: Command): void {
         for (const s of summaries)
           console.log(
             options.dryRun
-              ? `Dry run: would rebuild ${s.projection} from ${s.events} events; ${s.differences ?? 0} differing rows.`
+              ? `Dry run: would rebuild ${s.projection} from ${count(s.events, 'event')}; ${count(s.differences ?? 0, 'differing row')}.`
               : // Nothing was compared: a rebuild that swaps in has no differing rows to report.
-                `Rebuilt ${s.projection} from ${s.events} events.`,
+                `Rebuilt ${s.projection} from ${count(s.events, 'event')}.`,
           );
       });
     });
 }
+
+/** "1 event", "2 events". */
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 const noBar: RateBar = { update: () => undefined, phase: () => undefined, stop: () => undefined };
