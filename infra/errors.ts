@@ -71,6 +71,13 @@ export class ServiceUnavailableError extends AppError {
   }
 }
 
+/**
+ * Refused for load, not for a fault (searches taking turns, every pooled connection in use): the same
+ * 503 for the user, but a warning without a stack for the operator. Under a flood there is one per
+ * refused request, and error lines (and the alerts on them) are for faults.
+ */
+export class BusyError extends ServiceUnavailableError {}
+
 /** A start-up failure that should stop the process with one readable line, no stack trace. */
 export class StartupError extends Error {
   override name = 'StartupError';

@@ -1,5 +1,5 @@
 import { pgErrorCode, type Database, type Queryable } from '#infra/db/database.ts';
-import { ServiceUnavailableError } from '#infra/errors.ts';
+import { BusyError } from '#infra/errors.ts';
 
 /**
  * Searched table reads (docs/decisions/0026): the one kind of page whose cost grows with the data and
@@ -38,7 +38,7 @@ export function createSearchReads(db: Database, timeoutMs: number): SearchReads 
       try {
         return await work(bounded);
       } catch (error) {
-        if (pgErrorCode(error) === QUERY_CANCELED) throw new ServiceUnavailableError(SEARCH_TOO_LONG_MESSAGE);
+        if (pgErrorCode(error) === QUERY_CANCELED) throw new BusyError(SEARCH_TOO_LONG_MESSAGE);
         throw error;
       } finally {
         release();
@@ -90,7 +90,7 @@ function createGate(slots: number) {
         };
         const timer = setTimeout(() => {
           waiting.splice(waiting.indexOf(turn), 1);
-          reject(new ServiceUnavailableError(SEARCH_BUSY_MESSAGE));
+          reject(new BusyError(SEARCH_BUSY_MESSAGE));
         }, timeoutMs);
         waiting.push(turn);
       });

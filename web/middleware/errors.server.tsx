@@ -7,7 +7,13 @@ import {
   unavailableReason,
   type Database,
 } from '#infra/db/database.ts';
-import { AppError, ServiceUnavailableError, TooManyRequestsError, ValidationError } from '#infra/errors.ts';
+import {
+  AppError,
+  BusyError,
+  ServiceUnavailableError,
+  TooManyRequestsError,
+  ValidationError,
+} from '#infra/errors.ts';
 import type { Logger } from '#infra/logger.ts';
 import { ErrorPage } from '../pages/error.page.tsx';
 import { pageContext, renderHtml } from '../render.server.tsx';
@@ -45,6 +51,7 @@ export function errorMiddleware(log: Logger, db?: Pick<Database, 'checkStorage' 
         // Not a fault of this request, and the same for every request: what to do, without a stack.
         log.warn({ method: ctx.method, path: ctx.path, cause: causeOf(thrown) }, error.message);
       else if (!known) log.error({ err: error, method: ctx.method, path: ctx.path }, 'request failed');
+      else if (known instanceof BusyError) log.warn({ method: ctx.method, path: ctx.path }, known.message);
       else if (known.status >= 500) log.error({ err: error }, known.message);
       const status = known?.status ?? 500;
       const message =
@@ -122,7 +129,7 @@ function busyPool(error: unknown, db: Pick<Database, 'pool'> | undefined): AppEr
   if (!pool || !(error instanceof Error) || !/timeout exceeded when trying to connect/i.test(error.message))
     return undefined;
   if (pool.totalCount < (pool.options.max ?? 10) || pool.idleCount > 0) return undefined;
-  return new ServiceUnavailableError(
+  return new BusyError(
     'Rivals is too busy to answer right now. Nothing was changed; please try again in a moment.',
   );
 }
