@@ -299,3 +299,37 @@ test.describe('a long name on the ranking and the board', () => {
     });
   }
 });
+
+test.describe('space between a page header, its buttons and what follows', () => {
+  for (const width of [1280, 375]) {
+    test(`at ${width} px nothing touches: the card's and the history's buttons, the board's instructions`, async ({
+      page,
+      server,
+    }) => {
+      await page.setViewportSize({ width, height: 900 });
+      await signIn(page, server.url);
+      const id = await addCompetitor(page, server.url, `Spacing ${randomBytes(2).toString('hex')}`);
+      /** The gap from the bottom of `above` to the top of `below`, in px. */
+      const gap = async (above: string, below: string) => {
+        const [a, b] = await Promise.all([
+          page.locator(above).first().boundingBox(),
+          page.locator(below).first().boundingBox(),
+        ]);
+        if (!a || !b) throw new Error(`not shown: ${above} / ${below}`);
+        return b.y - (a.y + a.height);
+      };
+      try {
+        await gotoReady(page, `${server.url}/competitors/${id}`);
+        expect(await gap('#battlecard-header .row-actions', '#battlecard-region')).toBeGreaterThanOrEqual(8);
+        await gotoReady(page, `${server.url}/competitors/${id}/history`);
+        expect(await gap('#history-header .page-header', 'form.table-toolbar')).toBeGreaterThanOrEqual(8);
+        await gotoReady(page, `${server.url}/segments`);
+        expect(await gap('#board-help', '.segment-board')).toBeGreaterThanOrEqual(8);
+        await gotoReady(page, `${server.url}/ranking`);
+        expect(await gap('#ranking-help', '[data-sortable-list="ranking"]')).toBeGreaterThanOrEqual(8);
+      } finally {
+        await deleteCompetitor(page, server.url, id);
+      }
+    });
+  }
+});
