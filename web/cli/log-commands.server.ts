@@ -6,7 +6,7 @@ import { list, nonEmpty, onlyOnce, positionOrTime, wholeNumber } from '#infra/cl
 import { OutputFileError, writeLinesAtomically, writeLinesToStdout } from '#infra/cli/output-file.ts';
 import { migrate } from '#infra/db/migrate.ts';
 import { openDatabase } from '#infra/db/open-database.ts';
-import { allProjections } from '#projections/all-projections.ts';
+import { projectionLags } from '#projections/lag.ts';
 import { config, log, migrationWait, UsageError, withDatabase } from './cli-context.server.ts';
 
 /** `migrate`, `projections:status`, `events:tail`, `events:export`: looking at the database and its log. */
@@ -33,22 +33,13 @@ export function register(program: Command): void {
     .description('each projection with its checkpoint and how far behind the log it is')
     .action(async () => {
       await withDatabase('projections:status', async (db, store) => {
-        const head = await store.headPosition();
-        const { rows } = await db.pool.query<{
-          projection: string;
-          version: number;
-          position: number;
-          updated_at: Date;
-        }>(
-          'SELECT projection, version, position, updated_at FROM projection_checkpoints ORDER BY projection',
-        );
-        const byName = new Map(rows.map((r) => [r.projection, r]));
+        // The same figures as /ops, /readyz and /metrics (projections/lag.ts), lag in seconds included.
+        const [head, lags] = await Promise.all([store.headPosition(), projectionLags(db.pool)]);
         console.log(`head position ${head}`);
-        for (const p of allProjections) {
-          const row = byName.get(p.name);
-          const lag = head - (row?.position ?? 0);
+        for (const lag of lags) {
+          const behind = `behind ${String(lag.lagEvents).padStart(7)} events, ${Math.round(lag.lagSeconds)} s`;
           console.log(
-            `${p.name.padEnd(20)} v${p.version}  position ${String(row?.position ?? 0).padStart(9)}  behind ${String(Math.max(lag, 0)).padStart(7)}  ${row ? `updated ${row.updated_at.toISOString()}` : 'never run'}${row ? versionNote(row.version, p.version) : ''}`,
+            `${lag.name.padEnd(20)} v${lag.version}  position ${String(lag.position).padStart(9)}  ${behind}  ${lag.updatedAt ? `updated ${lag.updatedAt.toISOString()}` : 'never run'}${lag.builtVersion === null ? '' : versionNote(lag.builtVersion, lag.version)}`,
           );
         }
       });
