@@ -295,6 +295,23 @@ test.describe('data table on /competitors', () => {
     expect(domReady).toBe(0);
   });
 
+  test('a sort change from a deep page starts at page 1 of the new order', async ({ page, seeded }) => {
+    await signIn(page, seeded.url);
+    await openTable(page, seeded.url);
+    await page.getByRole('link', { name: 'Page 3', exact: true }).click();
+    await expect(currentPage(page)).toHaveText('3');
+    await page.locator('[data-sort-button="name"]').click();
+    await expectUrlState(page, { search: '', sort: 'name:asc', page: 1, perPage: 15 });
+    await expect(currentPage(page)).toHaveText('1');
+    expect(await cellTexts(page, 'Name')).toEqual(namesAscending.slice(0, 15));
+    // Toggling on a deep page of that order starts over too.
+    await page.getByRole('link', { name: 'Page 2', exact: true }).click();
+    await expect(currentPage(page)).toHaveText('2');
+    await page.locator('[data-sort-button="name"]').click();
+    await expectUrlState(page, { search: '', sort: 'name:desc', page: 1, perPage: 15 });
+    expect(await cellTexts(page, 'Name')).toEqual([...namesAscending].reverse().slice(0, 15));
+  });
+
   test('keyboard paging keeps focus in the pagination: on the new current page, so Tab goes on from there', async ({
     page,
     seeded,
@@ -597,16 +614,22 @@ test.describe('data table on /competitors', () => {
       expect(await cellTexts(page, 'Name')).toEqual(works.slice(0, 25));
       await expect(page.getByLabel('Rows per page')).toHaveValue('25');
 
+      // A sort change from a deep page starts at page 1 of the new order.
+      await page.getByRole('link', { name: 'Page 2', exact: true }).click();
+      await page.locator('[data-sort-button="name"]').click();
+      await expectUrlState(page, { search: 'works', sort: 'name:desc', page: 1, perPage: 25 });
+      expect(await cellTexts(page, 'Name')).toEqual(works.slice().reverse().slice(0, 25));
+
       // The empty state's "Clear search" link
       await page.getByRole('searchbox').fill('nothing matches this');
       await page.getByRole('button', { name: 'Search', exact: true }).click();
       await expect(rows(page)).toHaveCount(0);
       await page.getByRole('link', { name: 'Clear search' }).click();
-      await expectUrlState(page, { search: '', sort: 'name:asc', page: 1, perPage: 25 });
+      await expectUrlState(page, { search: '', sort: 'name:desc', page: 1, perPage: 25 });
       await expect(rows(page)).toHaveCount(25);
 
       // Every step above was a full page load.
-      expect(loads.length).toBe(8);
+      expect(loads.length).toBe(10);
     } finally {
       await context.close();
     }

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { pageWindow } from '#web/components/pagination.tsx';
-import { nextSort, parseTableState, toQueryString } from '#web/components/data-table/table-state.ts';
+import {
+  nextSort,
+  parseTableState,
+  sortedBy,
+  toQueryString,
+} from '#web/components/data-table/table-state.ts';
 
 const sortable = ['rank', 'name', 'threat'];
 
@@ -15,6 +20,12 @@ describe('table state (docs/behaviour.md §1, §3)', () => {
     expect(nextSort('name:desc', 'name')).toBe('name:asc');
     expect(nextSort('name:desc', 'threat')).toBe('threat:asc');
     expect(nextSort('name:asc', 'threat')).toBe('threat:asc');
+  });
+
+  it('a sort change starts from page 1 and keeps the search and page size', () => {
+    const deep = { search: 'works', sort: 'rank:asc', page: 7, perPage: 25 };
+    expect(sortedBy(deep, 'name')).toEqual({ search: 'works', sort: 'name:asc', page: 1, perPage: 25 });
+    expect(sortedBy({ ...deep, sort: 'name:asc' }, 'name')).toEqual({ ...deep, sort: 'name:desc', page: 1 });
   });
 
   it('turns invalid parameters into valid ones instead of an error', () => {

@@ -1,5 +1,5 @@
 import { tableEvents } from '../components/data-table/table-events.ts';
-import { nextSort, toQueryString, type TableState } from '../components/data-table/table-state.ts';
+import { sortedBy, toQueryString, type TableState } from '../components/data-table/table-state.ts';
 import { replaceKeepingFocus } from './keep-focus.ts';
 
 const LOADING_DELAY_MS = 150;
@@ -35,9 +35,9 @@ export class DataTableController {
     return this.state;
   }
 
-  /** docs/behaviour.md §3: choosing a column sorts it, toggling asc → desc; each change refreshes. */
+  /** docs/behaviour.md §3: choosing a column sorts it, toggling asc → desc, from page 1; each change refreshes. */
   sortBy(column: string): Promise<void> {
-    return this.update({ ...this.state, sort: nextSort(this.state.sort, column) });
+    return this.update(sortedBy(this.state, column));
   }
 
   gotoPage(page: number): Promise<void> {

@@ -1,4 +1,4 @@
-import { nextSort, sortOf, type TableState } from './table-state.ts';
+import { sortedBy, sortOf, type TableState } from './table-state.ts';
 
 /**
  * A sortable column header: a real button in a tiny GET form, so it is keyboard reachable and works
@@ -15,13 +15,14 @@ export function SortHeader(props: {
   const sort = sortOf(state);
   const active = sort?.column === column ? sort.direction : undefined;
   const ariaSort = active === 'asc' ? 'ascending' : active === 'desc' ? 'descending' : 'none';
+  const next = sortedBy(state, column);
   return (
     <th scope="col" aria-sort={ariaSort} className={props.className}>
       <form method="get" action={path} data-sort-form data-sort={column}>
-        <input type="hidden" name="search" value={state.search} />
-        <input type="hidden" name="sort" value={nextSort(state.sort, column)} />
-        <input type="hidden" name="page" value={state.page} />
-        <input type="hidden" name="perPage" value={state.perPage} />
+        <input type="hidden" name="search" value={next.search} />
+        <input type="hidden" name="sort" value={next.sort} />
+        <input type="hidden" name="page" value={next.page} />
+        <input type="hidden" name="perPage" value={next.perPage} />
         <button type="submit" className="sort-button" data-sort-button={column}>
           {label}
           <span className="sort-button__icon" aria-hidden="true">

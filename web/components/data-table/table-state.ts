@@ -63,6 +63,15 @@ export function nextSort(current: string, column: string): string {
   return current === `${column}:asc` ? `${column}:desc` : `${column}:asc`;
 }
 
+/**
+ * The table after choosing `column`'s header: the next sort, from page 1. A new order makes the old page
+ * number meaningless (page 7 of names is not where page 7 of ranks was), so a sort change starts over, as a
+ * search or page-size change does (docs/behaviour.md §3, our choice).
+ */
+export function sortedBy(state: TableState, column: string): TableState {
+  return { ...state, sort: nextSort(state.sort, column), page: 1 };
+}
+
 export function sortOf(
   state: Pick<TableState, 'sort'>,
 ): { column: string; direction: 'asc' | 'desc' } | undefined {
