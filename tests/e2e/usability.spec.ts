@@ -300,6 +300,39 @@ test.describe('a long name on the ranking and the board', () => {
   }
 });
 
+test('without JavaScript at 320 px the ranking and the board fit: names keep room, move buttons stay on screen', async ({
+  browser,
+  server,
+}) => {
+  const context = await browser.newContext({
+    javaScriptEnabled: false,
+    viewport: { width: 320, height: 800 },
+  });
+  try {
+    const page = await context.newPage();
+    await signIn(page, server.url);
+    for (const path of ['/ranking', '/segments']) {
+      await page.goto(`${server.url}${path}`);
+      const items = page.locator('.sortable-item');
+      expect(await items.count(), path).toBeGreaterThan(0);
+      for (const item of await items.all()) {
+        const label = `${path}: ${(await item.textContent())?.trim().slice(0, 30)}`;
+        for (const button of await item.locator('.move-buttons button').all()) {
+          const box = await button.boundingBox();
+          expect(box && box.x + box.width <= 320, `${label}: a move button past the screen's edge`).toBe(
+            true,
+          );
+        }
+        const link = await item.getByRole('link').first().boundingBox();
+        // 6rem at least: a name squeezed to a few letters a line is no more readable than one cut off.
+        if (link) expect(link.width, `${label}: the name's width`).toBeGreaterThanOrEqual(96);
+      }
+    }
+  } finally {
+    await context.close();
+  }
+});
+
 test.describe('space between a page header, its buttons and what follows', () => {
   for (const width of [1280, 375]) {
     test(`at ${width} px nothing touches: the card's and the history's buttons, the board's instructions`, async ({
