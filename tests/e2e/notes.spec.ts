@@ -212,6 +212,51 @@ test.describe('the notes dialog', () => {
     expect(await componentCallsSoFar(page, calls)).toEqual([]);
   });
 
+  test('Escape or a click beside the dialog after typing asks before discarding; Keep editing brings the text back', async ({
+    page,
+    server,
+  }) => {
+    const calls = await listWatchingCalls(page, server.url);
+    const pricing = page.getByRole('button', { name: 'Pricing note for Northwind Analytics', exact: true });
+    const d = notesDialog(page);
+    const discard = page.getByRole('dialog', { name: 'Discard your changes?' });
+    const typed = 'Half a paragraph\nI would hate to lose';
+
+    await pricing.click();
+    await d.textarea.fill(typed);
+    await page.keyboard.press('Escape');
+    await expect(discard).toBeVisible();
+    await expect(discard).toContainText('What you typed in this note has not been saved.');
+    // The safe answer has the focus: Enter keeps editing.
+    await expect(discard.getByRole('button', { name: 'Keep editing', exact: true })).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(d.title).toHaveText('Notes');
+    await expect(d.textarea).toHaveValue(typed);
+
+    // A click beside the dialog asks too; Escape on the question keeps editing as well.
+    await page.mouse.click(5, 5);
+    await expect(discard).toBeVisible();
+    await page.keyboard.press('Escape');
+    await expect(d.textarea).toHaveValue(typed);
+
+    // Discard closes it; the next opening shows the saved note again.
+    await page.keyboard.press('Escape');
+    await discard.getByRole('button', { name: 'Discard', exact: true }).click();
+    await expect(page.getByRole('dialog')).toBeHidden();
+    await expect(pricing).toHaveAttribute('data-value', northwind.notes.pricing);
+    await pricing.click();
+    await expect(d.textarea).toHaveValue(northwind.notes.pricing);
+
+    // Nothing typed: Escape closes at once. Cancel is a decision: it closes at once even after typing.
+    await page.keyboard.press('Escape');
+    await expect(page.getByRole('dialog')).toBeHidden();
+    await pricing.click();
+    await d.textarea.fill(typed);
+    await d.cancel.click();
+    await expect(page.getByRole('dialog')).toBeHidden();
+    expect(await componentCallsSoFar(page, calls)).toEqual([]);
+  });
+
   test('empty and whitespace-only values show "Value is required!" and send nothing', async ({
     page,
     server,

@@ -4,7 +4,7 @@ import { refocus } from './keep-focus.ts';
 import { validateNote } from './note-value.ts';
 import { notify } from './notices.ts';
 import { refreshRegions, showChange } from './refresh-regions.ts';
-import { sweetAlert } from './sweetalert.ts';
+import { sweetAlert, type Swal } from './sweetalert.ts';
 
 interface NoteTarget {
   competitorId: string;
@@ -67,6 +67,24 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
 
   /** The editor, optionally opened with a rejection to show; the answer of its save, or undefined if cancelled. */
   const edit = async (rejection?: string): Promise<ComponentAnswer | undefined> => {
+    const opened = value;
+    for (;;) {
+      let typed = value;
+      const answer = await editOnce(rejection, (text) => (typed = text));
+      if (answer !== 'dismissed') return answer;
+      // Escape or a click beside the dialog, after typing: ask before the typing is gone. Cancel is a
+      // decision and closes at once (docs/behaviour.md §5).
+      if (typed === opened || (await discardConfirmed(swal))) return undefined;
+      value = typed;
+      rejection = undefined;
+    }
+  };
+
+  /** One showing of the editor: its save's answer, undefined after Cancel, 'dismissed' after Escape or a click outside. */
+  const editOnce = async (
+    rejection: string | undefined,
+    onClose: (typed: string) => void,
+  ): Promise<ComponentAnswer | undefined | 'dismissed'> => {
     let answer: ComponentAnswer | undefined;
     const result = await swal.fire({
       titleText: 'Notes',
@@ -94,8 +112,10 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
       // would be shown to no one, and the text would be gone with it.
       allowOutsideClick: () => !loading(),
       allowEscapeKey: () => !loading(),
+      willClose: (popup) => onClose(popup.querySelector('textarea')?.value ?? value),
     });
-    return result.isConfirmed ? answer : undefined;
+    if (result.isConfirmed) return answer;
+    return result.dismiss === 'esc' || result.dismiss === 'backdrop' ? 'dismissed' : undefined;
   };
 
   let answer = await edit();
@@ -135,6 +155,20 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
   if (!answer) return;
   notify(savedNotice(answer, labels[target.column] ?? target.column));
   await showChange(answer);
+}
+
+/** Asked when typing would be lost by Escape or a click outside: the safe answer is the focused one. */
+async function discardConfirmed(swal: Swal): Promise<boolean> {
+  const choice = await swal.fire({
+    titleText: 'Discard your changes?',
+    text: 'What you typed in this note has not been saved.',
+    icon: 'warning',
+    showCancelButton: true,
+    confirmButtonText: 'Discard',
+    cancelButtonText: 'Keep editing',
+    focusCancel: true,
+  });
+  return choice.isConfirmed;
 }
 
 /** What the user is told once a save was accepted: saved and shown, or saved and about to show. */

@@ -1,6 +1,6 @@
 import type { SweetAlertOptions, SweetAlertResult } from 'sweetalert2';
 
-type Swal = {
+export type Swal = {
   fire(options: SweetAlertOptions): Promise<SweetAlertResult<unknown>>;
   showValidationMessage(message: string): void;
 };
