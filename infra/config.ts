@@ -79,6 +79,12 @@ const schema = z.object({
   /** /readyz answers 503 while a projection is more than this many events behind the log (default 10,000). */
   READY_MAX_LAG_EVENTS: wholeNumber(1, 100_000_000, 'events').default(10_000),
   /**
+   * /readyz answers 503 while a projection has left an event it could read unprojected this long, and says
+   * "held back" (still ready: decision 0022) while events wait this long behind a transaction left open
+   * (default 60 s).
+   */
+  READY_MAX_LAG_SECONDS: wholeNumber(1, 86_400, 'seconds').default(60),
+  /**
    * A searched table read waits at most this long for its turn, and on Postgres each of its statements runs
    * at most this long; past it the page answers 503 (docs/decisions/0026). Default 5 s.
    */

@@ -6,6 +6,7 @@ import type { WriteReport } from '#infra/db/write-report.ts';
 import type { Logger } from '#infra/logger.ts';
 import type { ProjectionName } from './all-projections.ts';
 import { liveTables, type Projection as AnyProjection } from './projection.ts';
+import { describeHeldBack, oldestOpenTransactions } from './held-back-by.ts';
 import { RebuildBusyError } from './rebuild/rebuild-lease.ts';
 import { rebuildProjections } from './rebuild/rebuild.ts';
 
@@ -320,42 +321,9 @@ export class NewerProjectionError extends Error {
 export const checkpointReached = (checkpoint: Checkpoint, target: Checkpoint): boolean =>
   compareCheckpoints(checkpoint, target) >= 0;
 
-/**
- * Why a catch-up may be stuck, for the operator: on Postgres, the oldest transactions holding a transaction
- * id (readers of the log wait for the oldest in the whole cluster: decision 0002), this database's and the
- * cluster's, named so they can be found and ended; the command failed saying only that "a transaction
- * stays open".
- */
+/** Why a catch-up may be stuck, for the operator: the command failed saying only that "a transaction stays open". */
 async function heldBackBy(db: Database): Promise<string> {
   const fallback = 'another process holds it, or a transaction stays open';
-  if (db.kind !== 'postgres') return fallback;
-  const columns = `pid, datname, usename, application_name AS app, state,
-    extract(epoch FROM now() - xact_start)::int AS seconds
-    FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()`;
-  const { rows } = await db.pool
-    .query<{
-      pid: number;
-      datname: string | null;
-      usename: string | null;
-      app: string | null;
-      state: string | null;
-      seconds: number | null;
-    }>(
-      `(SELECT ${columns} AND datname = current_database() ORDER BY age(backend_xid) DESC LIMIT 1)
-       UNION ALL (SELECT ${columns} ORDER BY age(backend_xid) DESC LIMIT 1)`,
-    )
-    .catch(() => ({ rows: [] }));
-  const oldest = rows.filter((row, i) => rows.findIndex((other) => other.pid === row.pid) === i);
-  if (oldest.length === 0) return fallback;
-  const named = oldest.map((t) => {
-    const details = [
-      t.datname && `database "${t.datname}"`,
-      t.usename && `user "${t.usename}"`,
-      t.app && `application "${t.app}"`,
-      t.seconds !== null && `open ${t.seconds} s`,
-      t.state,
-    ].filter(Boolean);
-    return `pid ${t.pid} (${details.join(', ')})`;
-  });
-  return `${fallback}: readers of the log wait for the oldest transaction in the Postgres cluster; the oldest open now: ${named.join('; ')}; end it (pg_terminate_backend) or wait for it`;
+  const named = describeHeldBack(await oldestOpenTransactions(db));
+  return named ? `${fallback}: ${named}` : fallback;
 }

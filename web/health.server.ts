@@ -3,7 +3,7 @@ import type { Metrics } from '#infra/metrics.ts';
 import { NotFoundError, UnauthorizedError } from '#infra/errors.ts';
 import type { AppDeps } from './app-deps.server.ts';
 import { safeEqual } from './auth/cookies.server.ts';
-import { readinessChecks, readinessLogger } from './readiness-checks.server.ts';
+import { passes, readinessChecks, readinessLogger } from './readiness-checks.server.ts';
 import { scrapeGauges } from './scrape-gauges.server.ts';
 
 /** Liveness, readiness (database, Redis when configured, projection lag, background work) and Prometheus metrics. */
@@ -24,8 +24,8 @@ export function healthRoutes(
     logChanges(checks);
     metrics.unavailable.reset();
     for (const [name, check] of Object.entries(checks))
-      metrics.unavailable.set({ dependency: name }, check.state === 'ok' ? 0 : 1);
-    const ready = Object.values(checks).every((check) => check.state === 'ok');
+      metrics.unavailable.set({ dependency: name }, passes(check) ? 0 : 1);
+    const ready = Object.values(checks).every(passes);
     ctx.status = ready ? 200 : 503;
     ctx.body = {
       status: ready ? 'ready' : 'not ready',

@@ -1,4 +1,5 @@
-import { projectionLags } from '#projections/lag.ts';
+import { describeHeldBack, oldestOpenTransactions } from '#projections/held-back-by.ts';
+import { projectionLags, type ProjectionLag } from '#projections/lag.ts';
 import type { AppDeps } from './app-deps.server.ts';
 
 type ReadinessDeps = Pick<AppDeps, 'db' | 'redis' | 'readiness' | 'config' | 'log'>;
@@ -7,7 +8,15 @@ type ReadinessDeps = Pick<AppDeps, 'db' | 'redis' | 'readiness' | 'config' | 'lo
 export interface Check {
   state: string;
   detail?: string;
+  /**
+   * Said, logged and counted, but no reason to take this instance out of rotation: every instance has
+   * it, so all would go (decision 0022).
+   */
+  advisory?: boolean;
 }
+
+/** Whether a check lets the instance take traffic. */
+export const passes = (check: Check): boolean => check.state === 'ok' || check.advisory === true;
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -47,23 +56,47 @@ export async function readinessChecks(deps: ReadinessDeps): Promise<Record<strin
 }
 
 /**
- * A projection far behind the log serves stale pages: take this instance out of rotation. One being
- * rebuilt for a new code version keeps serving its old tables and does not count.
+ * A projection far behind the events it could read serves stale pages: take this instance out of
+ * rotation. One being rebuilt for a new code version keeps serving its old tables and does not count.
+ * Events waiting only behind a transaction left open in the Postgres cluster hold every projection of
+ * every instance back alike: that is said ("held back") and logged with the transaction, but the instance
+ * stays ready (decision 0022).
  */
 async function projectionsCheck(deps: ReadinessDeps): Promise<Check> {
-  const limit = deps.config.READY_MAX_LAG_EVENTS;
+  const { READY_MAX_LAG_EVENTS: maxEvents, READY_MAX_LAG_SECONDS: maxSeconds } = deps.config;
   try {
-    const lags = await withTimeout(projectionLags(deps.db.pool));
-    const behind = lags.filter((l) => l.builtVersion === l.version && l.lagEvents > limit);
-    if (behind.length === 0) return { state: 'ok' };
+    const lags = (await withTimeout(projectionLags(deps.db.pool))).filter(
+      (l) => l.builtVersion === l.version,
+    );
+    const overEvents = lags.filter((l) => l.readableEvents > maxEvents);
+    const overSeconds = lags.filter((l) => l.readableSeconds > maxSeconds);
+    const behind = lags.filter((l) => overEvents.includes(l) || overSeconds.includes(l));
+    if (behind.length > 0) {
+      const limits = [
+        overEvents.length > 0 && 'READY_MAX_LAG_EVENTS',
+        overSeconds.length > 0 && 'READY_MAX_LAG_SECONDS',
+      ].filter(Boolean);
+      return {
+        state: `behind: ${behind.map((l) => l.name).join(', ')} (limit ${limits.join(', ')})`,
+        detail: `${behind.map(figures).join(', ')}; limits ${maxEvents} events, ${maxSeconds} s`,
+      };
+    }
+    if (!lags.some((l) => l.heldBackSeconds > maxSeconds)) return { state: 'ok' };
+    // Without figures or ages: the log says a problem again when its detail changes, and those change
+    // at every probe; a new line means another transaction holds the log (/ops and /metrics count).
+    const oldest = await withTimeout(oldestOpenTransactions(deps.db));
+    const named = describeHeldBack(oldest.map((t) => ({ ...t, seconds: null })));
     return {
-      state: `behind: ${behind.map((l) => l.name).join(', ')} (limit READY_MAX_LAG_EVENTS)`,
-      detail: `${behind.map((l) => `${l.name} by ${l.lagEvents} events (${Math.round(l.lagSeconds)} s)`).join(', ')}; limit ${limit}`,
+      state: 'held back: a transaction left open in the database (see /ops)',
+      detail: `every projection of every instance waits: ${named ?? 'no open transaction found any more'}`,
+      advisory: true,
     };
   } catch (error) {
     return { ...failed(error), state: 'unknown' };
   }
 }
+
+const figures = (l: ProjectionLag) => `${l.name} by ${l.lagEvents} events (${Math.round(l.lagSeconds)} s)`;
 
 /**
  * Logs a dependency's problem when it starts or changes, and its recovery: probes call `/readyz`

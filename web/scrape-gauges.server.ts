@@ -25,6 +25,10 @@ export function scrapeGauges(
     'Age of the oldest event the projection has not applied yet',
     ['projection'],
   );
+  const heldBack = gauge(
+    'rivals_projections_held_back_seconds',
+    'How long committed events have waited behind a transaction left open in the Postgres cluster (0: none wait); every projection of every instance waits for it (/ops names it)',
+  );
   const unhandled = gauge('rivals_commands_unhandled', 'Changes accepted (in the inbox) and not handled yet');
   const unhandledOldest = gauge(
     'rivals_commands_unhandled_oldest_seconds',
@@ -44,14 +48,17 @@ export function scrapeGauges(
     await Promise.all([
       refresh(
         async () => {
-          for (const lag of await projectionLags(deps.db.pool)) {
+          const lags = await projectionLags(deps.db.pool);
+          for (const lag of lags) {
             lagEvents.set({ projection: lag.name }, lag.lagEvents);
             lagSeconds.set({ projection: lag.name }, lag.lagSeconds);
           }
+          heldBack.set(Math.max(0, ...lags.map((l) => l.heldBackSeconds)));
         },
         () => {
           lagEvents.reset();
           lagSeconds.reset();
+          heldBack.set(Number.NaN);
         },
       ),
       refresh(

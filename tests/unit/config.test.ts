@@ -28,6 +28,10 @@ describe('configuration', () => {
       'Invalid configuration: READY_MAX_LAG_EVENTS="-5" — expected a whole number of events from 1 to 100000000.',
     ],
     [
+      { READY_MAX_LAG_SECONDS: '0' },
+      'Invalid configuration: READY_MAX_LAG_SECONDS="0" — expected a whole number of seconds from 1 to 86400.',
+    ],
+    [
       { DATABASE_URL: 'mysql://db' },
       'Invalid configuration: DATABASE_URL="mysql://db" — expected a postgres:// or postgresql:// URL.',
     ],

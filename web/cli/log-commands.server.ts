@@ -6,8 +6,8 @@ import { list, nonEmpty, onlyOnce, positionOrTime, wholeNumber } from '#infra/cl
 import { OutputFileError, writeLinesAtomically, writeLinesToStdout } from '#infra/cli/output-file.ts';
 import { migrate } from '#infra/db/migrate.ts';
 import { openDatabase } from '#infra/db/open-database.ts';
-import { projectionLags } from '#projections/lag.ts';
 import { config, log, migrationWait, UsageError, withDatabase } from './cli-context.server.ts';
+import { projectionsStatusLines } from './projections-status.server.ts';
 
 /** `migrate`, `projections:status`, `events:tail`, `events:export`: looking at the database and its log. */
 export function register(program: Command): void {
@@ -33,15 +33,8 @@ export function register(program: Command): void {
     .description('each projection with its checkpoint and how far behind the log it is')
     .action(async () => {
       await withDatabase('projections:status', async (db, store) => {
-        // The same figures as /ops, /readyz and /metrics (projections/lag.ts), lag in seconds included.
-        const [head, lags] = await Promise.all([store.headPosition(), projectionLags(db.pool)]);
-        console.log(`head position ${head}`);
-        for (const lag of lags) {
-          const behind = `behind ${String(lag.lagEvents).padStart(7)} events, ${Math.round(lag.lagSeconds)} s`;
-          console.log(
-            `${lag.name.padEnd(20)} v${lag.version}  position ${String(lag.position).padStart(9)}  ${behind}  ${lag.updatedAt ? `updated ${lag.updatedAt.toISOString()}` : 'never run'}${lag.builtVersion === null ? '' : versionNote(lag.builtVersion, lag.version)}`,
-          );
-        }
+        for (const line of await projectionsStatusLines(db, store, config.READY_MAX_LAG_SECONDS))
+          console.log(line);
       });
     });
 
@@ -158,8 +151,3 @@ function exportFilter(options: { type?: string[] } & Omit<LogFilter, 'types'>): 
  * a newer one, during a rolling upgrade, is left to the newer instances (never rebuilt back), which
  * "will rebuild" said it would be.
  */
-function versionNote(built: number, code: number): string {
-  if (built < code) return `  (will rebuild: built as v${built}, the code has v${code})`;
-  if (built > code) return `  (built by a newer version of Rivals, v${built}: left to it)`;
-  return '';
-}

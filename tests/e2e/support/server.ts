@@ -37,6 +37,7 @@ export const configKeys = [
   'INBOX_RESEND_AFTER_MS',
   'METRICS_TOKEN',
   'READY_MAX_LAG_EVENTS',
+  'READY_MAX_LAG_SECONDS',
 ];
 
 export interface StartServerOptions {

@@ -1,4 +1,5 @@
 import { findDisagreements, liveInstances } from '#infra/instances.ts';
+import { heldBackNotice } from '#projections/held-back-by.ts';
 import { projectionLags } from '#projections/lag.ts';
 import { recordedLetterActions } from '#services/operations/dead-letter-actions.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
@@ -52,6 +53,7 @@ export async function loadOpsStatus(deps: AppDeps): Promise<OpsStatus> {
       lagSeconds: l.lagSeconds,
       updatedAt: l.updatedAt,
     })),
+    heldBack: await heldBackNotice(deps.db, lags, deps.config.READY_MAX_LAG_SECONDS),
     pending,
     // The inbox, not the bus: it holds what the bus lost and what no worker has read.
     backlog: await deps.inbox.backlog(),

@@ -21,6 +21,8 @@ export interface OpsStatus {
     lagSeconds: number;
     updatedAt: Date | null;
   }[];
+  /** Changes waiting behind a transaction left open, and which one (decision 0022); undefined: none. */
+  heldBack?: string | undefined;
   /** Undefined when the command bus did not answer (the rest of the page still shows). */
   pending: number | undefined;
   /** Changes accepted (in the inbox) and not handled yet, and how long the oldest has waited. */
@@ -213,6 +215,11 @@ export function OpsStatusRegion({
         </p>
       ) : null}
       <h2>Projections</h2>
+      {status.heldBack ? (
+        <p className="field__error" role="alert">
+          {status.heldBack}.
+        </p>
+      ) : null}
       <ScrollRegion label="Projections">
         <table className="simple-table">
           <ColumnHeads
