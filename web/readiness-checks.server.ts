@@ -114,7 +114,12 @@ export function readinessLogger(log: AppDeps['log']): (checks: Record<string, Ch
         log.info({ dependency }, 'readiness: dependency ok again');
       } else {
         last.set(dependency, now);
-        log.warn({ dependency, state: check.state, detail: check.detail }, 'readiness: dependency not ok');
+        log.warn(
+          { dependency, state: check.state, detail: check.detail },
+          check.advisory
+            ? 'readiness: dependency not ok; this instance stays ready (every instance has it)'
+            : 'readiness: dependency not ok',
+        );
       }
     }
     for (const dependency of [...last.keys()])

@@ -38,4 +38,18 @@ describe('readiness log', () => {
       ['readiness: dependency ok again', 'database', undefined],
     ]);
   });
+
+  it('says that a problem every instance has (projections held back) leaves the instance ready', async () => {
+    const { log, lines } = capturedLog();
+    const logChanges = readinessLogger(log);
+    const held = { state: 'held back: …', detail: 'pid 4242 (…)', advisory: true };
+    logChanges({ projections: held });
+    logChanges({ projections: held });
+    logChanges({ projections: { state: 'ok' } });
+    await flush();
+    expect(lines.map((l) => [l.msg, l.dependency])).toEqual([
+      ['readiness: dependency not ok; this instance stays ready (every instance has it)', 'projections'],
+      ['readiness: dependency ok again', 'projections'],
+    ]);
+  });
 });
