@@ -9,6 +9,11 @@ export interface Check {
   state: string;
   detail?: string;
   /**
+   * How far or how long, logged with the problem but not compared: they change at every probe, and the
+   * log says a problem again only when its state or detail changes.
+   */
+  figures?: string;
+  /**
    * Said, logged and counted, but no reason to take this instance out of rotation: every instance has
    * it, so all would go (decision 0022).
    */
@@ -78,17 +83,19 @@ async function projectionsCheck(deps: ReadinessDeps): Promise<Check> {
       ].filter(Boolean);
       return {
         state: `behind: ${behind.map((l) => l.name).join(', ')} (limit ${limits.join(', ')})`,
-        detail: `${behind.map(figures).join(', ')}; limits ${maxEvents} events, ${maxSeconds} s`,
+        detail: `limits ${maxEvents} events, ${maxSeconds} s`,
+        figures: behind.map(figures).join(', '),
       };
     }
     if (!lags.some((l) => l.heldBackSeconds > maxSeconds)) return { state: 'ok' };
-    // Without figures or ages: the log says a problem again when its detail changes, and those change
-    // at every probe; a new line means another transaction holds the log (/ops and /metrics count).
+    // The transactions without their ages, which are figures: a new line means another one holds the log.
     const oldest = await withTimeout(oldestOpenTransactions(deps.db));
     const named = describeHeldBack(oldest.map((t) => ({ ...t, seconds: null })));
+    const waited = Math.max(...lags.map((l) => l.heldBackSeconds));
     return {
       state: 'held back: a transaction left open in the database (see /ops)',
       detail: `every projection of every instance waits: ${named ?? 'no open transaction found any more'}`,
+      figures: `changes have waited ${Math.round(waited)} s; ${oldest.map((t) => `pid ${t.pid} open ${t.seconds ?? '?'} s`).join(', ')}`,
       advisory: true,
     };
   } catch (error) {
@@ -115,7 +122,7 @@ export function readinessLogger(log: AppDeps['log']): (checks: Record<string, Ch
       } else {
         last.set(dependency, now);
         log.warn(
-          { dependency, state: check.state, detail: check.detail },
+          { dependency, state: check.state, detail: check.detail, figures: check.figures },
           check.advisory
             ? 'readiness: dependency not ok; this instance stays ready (every instance has it)'
             : 'readiness: dependency not ok',
