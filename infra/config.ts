@@ -89,6 +89,12 @@ const schema = z.object({
    * at most this long; past it the page answers 503 (docs/decisions/0026). Default 5 s.
    */
   SEARCH_TIMEOUT_MS: milliseconds(100, 600_000).default(5_000),
+  /**
+   * At most this many requests per RATE_LIMIT_WINDOW_SECONDS from one signed-in user (or one address
+   * signed out), per instance; past it 429 with Retry-After. 0 turns it off. Default 300 per 10 s.
+   */
+  RATE_LIMIT_REQUESTS: wholeNumber(0, 1_000_000, 'requests').default(300),
+  RATE_LIMIT_WINDOW_SECONDS: wholeNumber(1, 3_600, 'seconds').default(10),
   /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
   REDIS_PREFIX: z
     .string()

@@ -16,6 +16,7 @@ import { nestedDeeperThan } from './middleware/body-depth.server.ts';
 import { storageGuard } from './middleware/storage-guard.server.ts';
 import { securityHeaders } from './middleware/security-headers.server.ts';
 import { noStoreByDefault } from './middleware/no-store.server.ts';
+import { requestRateLimit } from './middleware/request-rate.server.ts';
 import { componentRoutes } from './component-protocol/component.routes.server.ts';
 import { liveRoutes } from './realtime/live.routes.server.ts';
 import { auditRoutes } from './pages/audit/audit.routes.server.tsx';
@@ -106,6 +107,13 @@ export function createApp(given: Omit<AppDeps, 'searchReads'>, metrics: Metrics)
     await next();
   });
   app.use(sessionMiddleware(deps.sessions));
+  app.use(
+    requestRateLimit({
+      requests: config.RATE_LIMIT_REQUESTS,
+      windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
+      log: deps.log,
+    }),
+  );
   app.use(flashMiddleware({ secret: deps.sessionSecret, https, cookies: deps.sessions.cookies }));
   app.use(
     csrfMiddleware({

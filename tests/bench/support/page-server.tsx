@@ -33,6 +33,7 @@ import type { AppDeps } from '#web/app-deps.server.ts';
 import { loadAssets } from '#web/assets/assets.server.ts';
 import { cookieNames } from '#web/auth/cookies.server.ts';
 import { csrfMiddleware } from '#web/auth/csrf.server.ts';
+import { requestRateLimit } from '#web/middleware/request-rate.server.ts';
 import { flashMiddleware } from '#web/auth/flash.server.ts';
 import { parseTableState } from '#web/components/data-table/table-state.ts';
 import { bodyLimits } from '#web/middleware/body-limits.server.ts';
@@ -126,6 +127,7 @@ function koaServer() {
     ctx.state.sessionToken = 'bench-session-token-0123456789';
     await next();
   });
+  mount('request-rate', requestRateLimit({ requests: 1_000_000, windowSeconds: 10, log }));
   mount('flash', flashMiddleware({ secret, https: false, cookies }));
   mount('csrf', csrfMiddleware({ secret, https: false, cookies, trustProxy: false }));
   app.use(router.routes());
