@@ -40,9 +40,10 @@ const schema = z.object({
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ROLE: oneOf(['all', 'web', 'worker']).default('all'),
   /**
-   * `true` when a TLS-terminating proxy sits in front: trust X-Forwarded-*, Secure cookies, HSTS. `http`
-   * for a proxy that serves plain HTTP (docker-compose's nginx): only the client's address is taken from
-   * X-Forwarded-For, or every user would share the proxy's address (and its sign-in limits). Default false.
+   * `true` when a TLS-terminating proxy sits in front: the site is https, Secure cookies, HSTS. `http` for
+   * a proxy that serves plain HTTP (docker-compose's nginx). With either, the client's address is the last
+   * X-Forwarded-For entry (or every user would share the proxy's address and its sign-in limits) and the
+   * site's host the last X-Forwarded-Host, if sent (web/site-origin.server.ts). Default false.
    */
   TRUST_PROXY: oneOf(['true', 'false', '1', '0', 'http'])
     .transform((v) => (v === 'http' ? v : v === 'true' || v === '1'))

@@ -81,7 +81,7 @@ export function createApp(given: Omit<AppDeps, 'searchReads'>, metrics: Metrics)
     ctx.state.flash = [];
     await next();
   });
-  app.use(errorMiddleware(deps.log, deps.db));
+  app.use(errorMiddleware(deps.log, deps.db, config.TRUST_PROXY));
   app.use(storageGuard(deps.db));
   app.use(deps.assets.middleware);
   const bodyOptions = {
@@ -120,7 +120,7 @@ export function createApp(given: Omit<AppDeps, 'searchReads'>, metrics: Metrics)
       secret: deps.sessionSecret,
       https,
       cookies: deps.sessions.cookies,
-      trustProxy: https,
+      trustProxy: config.TRUST_PROXY,
     }),
   );
   app.use(liveMarksAtRender(deps.db.pool));

@@ -80,18 +80,3 @@ export function readSessionToken(header: string | undefined, name: string): stri
   const token = readCookie(header, name);
   return token && sessionTokenPattern.test(token) ? token : undefined;
 }
-
-/**
- * True when an Origin header names exactly our site: the scheme it is served over (`https` behind a
- * TLS-terminating proxy, `http` otherwise) and `host`; false for `null`, garbage, another scheme or any
- * other site.
- */
-export function originMatches(origin: string, site: { https: boolean; host: string | undefined }): boolean {
-  if (!site.host) return false;
-  try {
-    const url = new URL(origin);
-    return url.protocol === (site.https ? 'https:' : 'http:') && url.host === site.host;
-  } catch {
-    return false;
-  }
-}

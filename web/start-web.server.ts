@@ -65,7 +65,15 @@ export async function startWeb(
     runtime.metrics,
   );
   const { redis, log } = runtime;
-  parts.realtime = createRealtime({ server, redis, sessions, signals, prefix: config.REDIS_PREFIX, log });
+  parts.realtime = createRealtime({
+    server,
+    redis,
+    sessions,
+    signals,
+    prefix: config.REDIS_PREFIX,
+    trustProxy: config.TRUST_PROXY,
+    log,
+  });
 
   await bootstrapContent(runtime.store, runtime.route, { demoData: config.DEMO_DATA });
   stopIfAsked();

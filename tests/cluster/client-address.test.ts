@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signInFrom } from './support/from-address.ts';
 import { Instance } from './support/instances.ts';
 import { startNginx, startPostgres, startRedis, type Service } from './support/services.ts';
 
@@ -12,73 +12,6 @@ import { startNginx, startPostgres, startRedis, type Service } from './support/s
  */
 const ADMIN_EMAIL = 'admin@proxy.test';
 const ADMIN_PASSWORD = 'proxy-admin-password-0123';
-
-interface Answer {
-  status: number;
-  cookies: string[];
-  body: string;
-}
-
-/** One HTTP request from a given local address (fetch cannot choose it). */
-function request(
-  port: number,
-  from: string,
-  path: string,
-  options: {
-    method?: string;
-    cookie?: string;
-    form?: Record<string, string>;
-    headers?: Record<string, string>;
-  } = {},
-): Promise<Answer> {
-  const body = options.form ? new URLSearchParams(options.form).toString() : undefined;
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        localAddress: from,
-        method: options.method ?? 'GET',
-        headers: {
-          ...(options.cookie ? { Cookie: options.cookie } : {}),
-          ...(body
-            ? { 'Content-Type': 'application/x-www-form-urlencoded', Origin: `http://127.0.0.1:${port}` }
-            : {}),
-          ...options.headers,
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            cookies: (res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0] ?? ''),
-            body: text,
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** Opens the sign-in page and signs in from `from`; the final status (302 signed in, 401, 429). */
-async function signIn(port: number, from: string, email: string, password: string, headers = {}) {
-  const page = await request(port, from, '/login', { headers });
-  const token = /<meta name="csrf-token" content="([^"]*)"/.exec(page.body)?.[1] ?? '';
-  const cookie = page.cookies.join('; ');
-  const answer = await request(port, from, '/login', {
-    method: 'POST',
-    cookie,
-    form: { email, password, next: '', _csrf: token },
-    headers,
-  });
-  return answer.status;
-}
 
 describe('client addresses behind nginx', () => {
   let postgres: Service;
@@ -110,7 +43,7 @@ describe('client addresses behind nginx', () => {
   it('20 failed sign-ins from one address lock that address, not a user signing in from another', async () => {
     // The admin can sign in once the user list has caught up (waited for from an address of its own).
     const deadline = Date.now() + 60_000;
-    while ((await signIn(nginx.port, '127.0.0.4', ADMIN_EMAIL, ADMIN_PASSWORD)) !== 302) {
+    while ((await signInFrom(nginx.port, '127.0.0.4', ADMIN_EMAIL, ADMIN_PASSWORD)) !== 302) {
       if (Date.now() > deadline) throw new Error(`the admin cannot sign in:\n${app?.logTail()}`);
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
@@ -118,12 +51,14 @@ describe('client addresses behind nginx', () => {
     // address nginx appends counts.
     for (let i = 0; i < 20; i++) {
       const forged = { 'X-Forwarded-For': `10.0.${i}.1` };
-      expect(await signIn(nginx.port, '127.0.0.2', `nobody${i}@proxy.test`, 'wrong-password', forged)).toBe(
-        401,
-      );
+      expect(
+        await signInFrom(nginx.port, '127.0.0.2', `nobody${i}@proxy.test`, 'wrong-password', {
+          headers: forged,
+        }),
+      ).toBe(401);
     }
-    expect(await signIn(nginx.port, '127.0.0.2', ADMIN_EMAIL, ADMIN_PASSWORD)).toBe(429);
+    expect(await signInFrom(nginx.port, '127.0.0.2', ADMIN_EMAIL, ADMIN_PASSWORD)).toBe(429);
     // Before: every client had nginx's address, so the admin was locked out too.
-    expect(await signIn(nginx.port, '127.0.0.3', ADMIN_EMAIL, ADMIN_PASSWORD)).toBe(302);
+    expect(await signInFrom(nginx.port, '127.0.0.3', ADMIN_EMAIL, ADMIN_PASSWORD)).toBe(302);
   }, 120_000);
 });

@@ -14,7 +14,11 @@ export class TestClient {
   readonly cookies = new Map<string, string>();
   csrfToken = '';
 
-  constructor(readonly baseUrl: string) {}
+  /** `origin`: the site's origin as browsers write it (default `baseUrl`; behind a TLS proxy, https). */
+  constructor(
+    readonly baseUrl: string,
+    readonly origin = baseUrl,
+  ) {}
 
   async get(path: string, options: RequestOptions = {}): Promise<Response> {
     const response = await fetch(this.baseUrl + path, { headers: this.headers(options), redirect: 'manual' });
@@ -71,7 +75,7 @@ export class TestClient {
   private headers(options: RequestOptions): Record<string, string> {
     const headers: Record<string, string> = { Cookie: this.cookieHeader() };
     if (options.xhr) headers['X-Requested-With'] = 'XMLHttpRequest';
-    const origin = options.origin === undefined ? this.baseUrl : options.origin;
+    const origin = options.origin === undefined ? this.origin : options.origin;
     if (origin) headers.Origin = origin;
     if (options.secFetchSite) headers['Sec-Fetch-Site'] = options.secFetchSite;
     return { ...headers, ...options.headers };

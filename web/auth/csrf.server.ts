@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Context, Middleware } from 'koa';
+import type { Middleware } from 'koa';
 import { ForbiddenError, UnauthorizedError } from '#infra/errors.ts';
-import { originMatches } from '../input.server.ts';
+import { fromOwnSite, type TrustProxy } from '../site-origin.server.ts';
 import { hmac, safeEqual, setCookie, type CookieNames } from './cookies.server.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -18,7 +18,7 @@ export function csrfMiddleware(options: {
   secret: string;
   https: boolean;
   cookies: CookieNames;
-  trustProxy: boolean;
+  trustProxy: TrustProxy;
 }): Middleware {
   const { secret, https, cookies } = options;
   return async (ctx, next) => {
@@ -34,7 +34,7 @@ export function csrfMiddleware(options: {
     ctx.state.csrfToken = expected;
 
     if (!SAFE_METHODS.has(ctx.method)) {
-      if (!sameOrigin(ctx, options))
+      if (!fromOwnSite(ctx.req.headers, options.trustProxy))
         throw new ForbiddenError('This request came from another site and was blocked.');
       const body = ctx.request.body as Record<string, unknown> | undefined;
       const sent = ctx.get('X-CSRF-Token') || (typeof body?._csrf === 'string' ? body._csrf : '');
@@ -58,14 +58,4 @@ export function csrfMiddleware(options: {
     }
     await next();
   };
-}
-
-/** Browsers say where a request came from; anything not same-origin is refused. */
-function sameOrigin(ctx: Context, options: { https: boolean; trustProxy: boolean }): boolean {
-  const site = ctx.get('Sec-Fetch-Site');
-  if (site && site !== 'same-origin') return false;
-  const origin = ctx.get('Origin');
-  if (!origin) return true;
-  const host = (options.trustProxy && ctx.get('X-Forwarded-Host').split(',')[0]?.trim()) || ctx.get('Host');
-  return originMatches(origin, { https: options.https, host });
 }

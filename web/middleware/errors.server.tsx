@@ -18,6 +18,7 @@ import type { Logger } from '#infra/logger.ts';
 import { ErrorPage } from '../pages/error.page.tsx';
 import { pageContext, renderHtml } from '../render.server.tsx';
 import { safeNext } from '../routing.server.ts';
+import { siteOrigin, type TrustProxy } from '../site-origin.server.ts';
 
 const wantsJson = (ctx: Context) =>
   ctx.get('X-Requested-With') === 'XMLHttpRequest' || ctx.accepts(['html', 'json']) === 'json';
@@ -38,7 +39,12 @@ const titles: Record<number, string> = {
  * One place turns errors into answers: an HTML page for browsers, JSON for XHR. Users see a message
  * they can act on; stack traces and SQL go to the log only.
  */
-export function errorMiddleware(log: Logger, db?: Pick<Database, 'checkStorage' | 'pool'>): Middleware {
+export function errorMiddleware(
+  log: Logger,
+  db?: Pick<Database, 'checkStorage' | 'pool'>,
+  /** TRUST_PROXY (default false): which Referer is this site's (site-origin.server.ts). */
+  trustProxy: TrustProxy = false,
+): Middleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -78,7 +84,7 @@ export function errorMiddleware(log: Logger, db?: Pick<Database, 'checkStorage' 
           status={status}
           title={titles[status] ?? 'Error'}
           message={message}
-          signInNext={status === 401 ? whereToReturn(ctx) : undefined}
+          signInNext={status === 401 ? whereToReturn(ctx, trustProxy) : undefined}
         />,
         status,
       );
@@ -91,11 +97,12 @@ export function errorMiddleware(log: Logger, db?: Pick<Database, 'checkStorage' 
  * in another tab) comes back to the form it was sent from (its Referer, this site's only), not to the
  * table; a refused page comes back to itself.
  */
-function whereToReturn(ctx: Context): string {
+function whereToReturn(ctx: Context, trustProxy: TrustProxy): string {
   if (ctx.method === 'GET' || ctx.method === 'HEAD') return safeNext(ctx.url);
   try {
     const from = new URL(ctx.get('Referer'));
-    return from.host === ctx.host ? safeNext(`${from.pathname}${from.search}`) : safeNext(undefined);
+    const own = from.origin === siteOrigin(ctx.req.headers, trustProxy);
+    return own ? safeNext(`${from.pathname}${from.search}`) : safeNext(undefined);
   } catch {
     return safeNext(undefined);
   }

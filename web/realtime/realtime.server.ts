@@ -3,7 +3,8 @@ import { createAdapter } from '@socket.io/redis-adapter';
 import { Server, type DefaultEventsMap } from 'socket.io';
 import type { Logger } from '#infra/logger.ts';
 import { closeRedisClient, type Redis } from '#infra/redis.ts';
-import { originMatches, readSessionToken } from '../input.server.ts';
+import { readSessionToken } from '../input.server.ts';
+import { fromOwnSite, type TrustProxy } from '../site-origin.server.ts';
 import type { SessionSignals } from '../auth/session-signals.server.ts';
 import { sessionIdOf, type SessionOptions } from '../auth/sessions.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
@@ -62,9 +63,15 @@ export function createRealtime(options: {
   prefix?: string;
   /** Live sockets one user may hold on this instance (socket-quota.server.ts; default 100). */
   maxSocketsPerUser?: number;
+  /**
+   * TRUST_PROXY (default false): the handshake's origin follows the same rule as the HTTP side's CSRF
+   * check. It compared Origin with Host only, so behind a proxy that rewrites Host (and names the site
+   * in X-Forwarded-Host) every socket was refused while forms worked.
+   */
+  trustProxy?: TrustProxy;
   log: Logger;
 }): Realtime {
-  const { server, redis, sessions, signals, prefix = '', log } = options;
+  const { server, redis, sessions, signals, prefix = '', trustProxy = false, log } = options;
   const io: RealtimeServer = server
     ? new Server(server, {
         path: '/socket.io',
@@ -113,9 +120,7 @@ export function createRealtime(options: {
         const { headers } = socket.request;
         // A cross-site page (or a sandboxed iframe: Origin `null`) must not open a socket with the
         // visitor's cookie.
-        const origin = headers.origin;
-        if (origin !== undefined && !originMatches(origin, { https: sessions.https, host: headers.host }))
-          return next(refusal('forbidden origin'));
+        if (!fromOwnSite(headers, trustProxy)) return next(refusal('forbidden origin'));
         const token = readSessionToken(headers.cookie, sessions.cookies.session);
         if (!token) return next(refusal('sign in first'));
         const sessionId = sessionIdOf(sessions.secret, token);

@@ -111,8 +111,14 @@ export async function startRedis(): Promise<Service> {
   return service;
 }
 
-/** nginx in front of the web instances, configured with the same proxy settings docker-compose uses. */
-export async function startNginx(upstreams: number[]): Promise<Service> {
+/**
+ * nginx in front of the web instances, configured with the same proxy settings docker-compose uses, or
+ * with `proxySettings` (directives for its one location) to stand for another proxy's.
+ */
+export async function startNginx(
+  upstreams: number[],
+  options: { proxySettings?: string } = {},
+): Promise<Service> {
   const port = await freePort();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'rivals-cluster-nginx-'));
   const conf = path.join(dir, 'nginx.conf');
@@ -136,7 +142,7 @@ http {
     listen 127.0.0.1:${port};
     location / {
       proxy_pass http://rivals;
-      include ${path.join(repoRoot, 'infra/nginx/proxy.conf')};
+      ${options.proxySettings ?? `include ${path.join(repoRoot, 'infra/nginx/proxy.conf')};`}
     }
   }
 }
