@@ -5,7 +5,7 @@ import path from 'node:path';
 import { io, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClient } from '../support/test-client.ts';
-import { signInFrom } from './support/from-address.ts';
+import { requestFrom, signInFrom } from './support/from-address.ts';
 import { Instance } from './support/instances.ts';
 import { startNginx, type Service } from './support/services.ts';
 
@@ -29,6 +29,10 @@ async function startApp(name: string, trustProxy: string) {
     ADMIN_EMAIL,
     ADMIN_PASSWORD,
     TRUST_PROXY: trustProxy,
+  }).catch(async (error: unknown) => {
+    // An instance that could not start (no browser bundle built, say) leaves no data folder behind.
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
   });
   return {
     app,
@@ -244,6 +248,22 @@ describe('without TRUST_PROXY, forwarded headers a client sends count for nothin
     sockets.push(socket);
     expect(refused).toBeUndefined();
     expect((await addCompetitor(client, 'Direct')).status).toBe(302);
+  });
+
+  it('X-Forwarded-Proto and X-Forwarded-Host change no cookie and no redirect address', async () => {
+    const port = instance?.app.port ?? 0;
+    const forwarded = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'rivals.example' };
+    const page = await requestFrom(port, '127.0.0.1', '/login', { headers: forwarded });
+    const lines = page.headers['set-cookie'] ?? [];
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) {
+      expect(line).toMatch(/^rivals_/);
+      expect(line.toLowerCase()).not.toMatch(/; secure/);
+    }
+    expect(page.headers['strict-transport-security']).toBeUndefined();
+    const home = await requestFrom(port, '127.0.0.1', '/', { headers: forwarded });
+    expect(home.status).toBe(302);
+    expect(home.headers.location).toBe('/competitors');
   });
 
   it('a made-up X-Forwarded-For does not evade the sign-in limits', async () => {
