@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Locator, Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.ts';
 import { addCompetitor, deleteCompetitor, putNote } from './support/competitors.ts';
+import { expectNoViolations } from './support/axe.ts';
 import { signIn } from './support/sign-in.ts';
 import { startServer, TEST_ADMIN_EMAIL } from './support/server.ts';
 
@@ -13,53 +13,10 @@ import { startServer, TEST_ADMIN_EMAIL } from './support/server.ts';
  * with each SweetAlert2 dialog open; keyboard-only use of the notes dialog; reflow at 320 px.
  *
  * A violation fails the test with one line per element: rule, impact, selector and what the rule asks.
- * Serious and critical ones always; moderate and minor ones unless `excusedRules` names the rule with a
- * reason (none is). SweetAlert2's dialogs pass too (their focus rings and field edges are set in
- * web/styles/app.css).
+ * Serious and critical ones always; moderate and minor ones unless `excusedRules` (support/axe.ts)
+ * names the rule with a reason (none is). SweetAlert2's dialogs pass too (their focus rings and field
+ * edges are set in web/styles/app.css).
  */
-
-const wcagTags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
-
-/**
- * Rules of moderate or minor impact this spec lets pass, each with the reason. A serious or critical
- * violation fails whatever is listed here. Empty: every rule axe runs for these tags must pass.
- */
-const excusedRules: Readonly<Record<string, string>> = {};
-
-const blocking = (impact: string | null | undefined, rule: string) =>
-  impact === 'serious' || impact === 'critical' || !(rule in excusedRules);
-
-async function expectNoViolations(page: Page, screen: string): Promise<void> {
-  // A page as it stays, not mid-animation: SweetAlert2 fades a dialog in, and axe measuring its buttons
-  // while half transparent found their contrast at 3.6:1 (1 run in 5 at stop 26's code, 4 in 5 on a quiet
-  // machine). Endless animations (a spinner) are not waited for.
-  await page.waitForFunction(() =>
-    document
-      .getAnimations()
-      .every((a) => a.playState !== 'running' || a.effect?.getComputedTiming().endTime === Infinity),
-  );
-  // Run time: only violations are collected (not passes and "needs review"), and axe runs in the page
-  // itself instead of merging frame results in a blank page of its own ("legacy mode"; the app has no
-  // iframes for the other mode to reach).
-  const { violations } = await new AxeBuilder({ page })
-    .withTags(wcagTags)
-    .options({ resultTypes: ['violations'] })
-    .setLegacyMode(true)
-    .analyze();
-  const lines: string[] = [];
-  for (const v of violations.filter((v) => blocking(v.impact, v.id))) {
-    for (const node of v.nodes) {
-      const selector = node.target.map(String).join(' ');
-      lines.push(
-        `  ${v.id} (${v.impact ?? 'unknown'}) at ${selector}: ${v.help}\n    ${node.failureSummary ?? ''}`,
-      );
-    }
-  }
-  // Soft: one run lists the violations of every screen, not only of the first.
-  expect
-    .soft(lines, `${screen}: ${lines.length} accessibility violation(s):\n${lines.join('\n')}`)
-    .toEqual([]);
-}
 
 async function gotoReady(page: Page, url: string, status = 200): Promise<void> {
   const response = await page.goto(url);

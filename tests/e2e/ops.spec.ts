@@ -6,6 +6,7 @@ import { runs } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { signIn } from './support/sign-in.ts';
 import { startServer, type RunningServer } from './support/server.ts';
+import { expectNoViolations } from './support/axe.ts';
 
 /**
  * /ops in a real browser, on Postgres, where a test can put a dead letter in the server's database (a
@@ -110,4 +111,54 @@ test('when the self-refresh stops working, /ops says its figures are no longer c
   await page.context().clearCookies();
   await expect(notice).toBeVisible({ timeout: 12_000 });
   await expect(notice).toContainText('Reload the page');
+});
+
+test('the Discard and Retry confirmations put focus on Cancel: a second Enter keeps the dead letter', async ({
+  page,
+  server,
+}) => {
+  const name = `Dead Keys ${randomUUID().slice(0, 8)}`;
+  const id = await deadLetter(server, name);
+  await signIn(page, server.url);
+  await page.goto(`${server.url}/ops`);
+  await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
+  const actions = page.locator(`form[action^="/ops/dead-letters/${id}/"]`);
+  await expect(actions).toHaveCount(2);
+  // /ops with a dead letter listed, and its confirmation open, as axe sees them.
+  await expectNoViolations(page, '/ops with a dead letter');
+  const sent: string[] = [];
+  page.on('request', (r) => {
+    if (r.method() === 'POST' && r.url().includes('/ops/dead-letters/')) sent.push(r.url());
+  });
+  const dialog = page.getByRole('dialog');
+
+  // Enter on "Discard", then Enter again (a double press): "It will never be handled" is not undone.
+  for (const [button, question] of [
+    ['Discard', 'It will never be handled.'],
+    ['Retry', 'It is sent to the workers once more.'],
+  ] as const) {
+    const opener = actions.getByRole('button', { name: button, exact: true });
+    await opener.focus();
+    await page.keyboard.press('Enter');
+    await expect(dialog).toContainText(question);
+    await expectNoViolations(page, `the ${button} confirmation`);
+    await expect(dialog.getByRole('button', { name: 'Cancel' })).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(dialog).toBeHidden();
+    await expect(opener).toBeFocused();
+  }
+  await page.reload();
+  await expect(actions).toHaveCount(2);
+  expect(sent).toEqual([]);
+
+  // Discarding by keyboard is one deliberate step away: to "Yes, discard it", then Enter.
+  await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
+  await actions.getByRole('button', { name: 'Discard', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  await expect(dialog.getByRole('button', { name: 'Cancel' })).toBeFocused();
+  await page.keyboard.press('Shift+Tab');
+  await expect(dialog.getByRole('button', { name: 'Yes, discard it' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(actions).toHaveCount(0);
+  expect(sent).toEqual([`${server.url}/ops/dead-letters/${id}/discard`]);
 });

@@ -30,6 +30,9 @@ export function installActionConfirmation(): void {
           showCancelButton: true,
           confirmButtonText: form.dataset.confirmButton ?? 'Yes',
           cancelButtonText: 'Cancel',
+          // As the delete confirmation: a second Enter (a double press) must not do what is asked, as
+          // "Discard … It will never be handled." cannot be undone. "Yes" is one Shift+Tab away.
+          focusCancel: true,
         }),
       )
       .then((result) => {
