@@ -412,3 +412,51 @@ test('keyboard only: open a note from the table, type, save; focus returns; Esca
 
   await deleteCompetitor(page, server.url, id);
 });
+
+/** The focused element's outline, as drawn: forced colours drop every box-shadow and keep outlines. */
+const focusOutline = (page: Page) =>
+  page.evaluate(() => {
+    const el = document.activeElement;
+    if (!el) return 'nothing focused';
+    const c = getComputedStyle(el);
+    return `${el.tagName.toLowerCase()} "${el.textContent?.trim() ?? ''}": outline ${c.outlineStyle} ${c.outlineWidth}`;
+  });
+
+// WCAG 2.4.7 with forced colours (Windows' contrast themes): box-shadows are not drawn there, and
+// SweetAlert2 sets `outline: none` on its buttons and fields, so the dialogs' only focus ring (a
+// box-shadow) vanished: Tab moved through the notes and delete dialogs with nothing showing where.
+test('with forced colours every control of the notes and delete dialogs shows its focus', async ({
+  page,
+  server,
+}) => {
+  await page.emulateMedia({ forcedColors: 'active' });
+  const { id, name } = await tableOfThrowaway(page, server.url, 'A11y Forced');
+  const dialog = page.getByRole('dialog');
+  const rings: string[] = [];
+  const walk = async (count: number) => {
+    for (let i = 0; i < count; i++) {
+      rings.push(await focusOutline(page));
+      await page.keyboard.press('Tab');
+    }
+  };
+
+  const pricing = page.locator(`tr[data-row-id="${id}"] button[data-note][data-column="pricing"]`);
+  await pricing.focus();
+  rings.push(await focusOutline(page));
+  await page.keyboard.press('Enter');
+  await expect(dialog.locator('textarea')).toBeFocused();
+  await walk(3); // the note, Save, Cancel
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+
+  await page.getByRole('button', { name: `Delete ${name}`, exact: true }).focus();
+  await page.keyboard.press('Enter');
+  await expect(dialog.getByRole('button', { name: 'Cancel' })).toBeFocused();
+  await walk(2); // Cancel, "Yes, delete it!"
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+
+  expect(rings.filter((ring) => !/outline solid [2-9]px/.test(ring))).toEqual([]);
+  expect(rings).toHaveLength(6);
+  await deleteCompetitor(page, server.url, id);
+});
