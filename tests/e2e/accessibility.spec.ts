@@ -361,7 +361,12 @@ for (const width of [1280, 375])
     await page.getByRole('button', { name: 'Edit general note', exact: true }).click();
     await expect(dialog.locator('textarea')).toBeVisible();
     await expectNoViolations(page, 'notes dialog on the battlecard');
+    // After typing, Escape asks before the typing is gone.
+    await dialog.locator('textarea').fill('Typed, then Escape');
     await page.keyboard.press('Escape');
+    await expect(dialog).toContainText('Discard your changes?');
+    await expectNoViolations(page, 'the question before discarding a typed note');
+    await dialog.getByRole('button', { name: 'Discard', exact: true }).click();
     await expect(dialog).toBeHidden();
 
     await deleteCompetitor(page, server.url, id);
