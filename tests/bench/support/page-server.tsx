@@ -97,7 +97,12 @@ function koaServer() {
   app.silent = true;
   const router = new Router();
   // The app's own route definition, over a database that answers from memory.
-  const deps = { db: { pool: replayQueryable(data.recording) } as unknown as Database } as AppDeps;
+  const pool = replayQueryable(data.recording);
+  // Page 1 without a search: the route reads through searchReads, which passes it straight on (no gate).
+  const deps = {
+    db: { pool } as unknown as Database,
+    searchReads: { run: (_searched, work) => work(pool) },
+  } as AppDeps;
   mountRoutes(
     router,
     competitorListRoutes.filter((r) => r.method === 'GET' && r.path === '/competitors'),
