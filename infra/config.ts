@@ -92,9 +92,11 @@ const schema = z.object({
   SEARCH_TIMEOUT_MS: milliseconds(100, 600_000).default(5_000),
   /**
    * At most this many requests per RATE_LIMIT_WINDOW_SECONDS from one signed-in user (or one address
-   * signed out), per instance; past it 429 with Retry-After. 0 turns it off. Default 300 per 10 s.
+   * signed out), per instance; past it 429 with Retry-After. 0 turns it off. Default 600 per 10 s: a user
+   * with several tables open while colleagues make changes every second refreshes far less; a script
+   * looping on pages asks thousands of times a second.
    */
-  RATE_LIMIT_REQUESTS: wholeNumber(0, 1_000_000, 'requests').default(300),
+  RATE_LIMIT_REQUESTS: wholeNumber(0, 1_000_000, 'requests').default(600),
   RATE_LIMIT_WINDOW_SECONDS: wholeNumber(1, 3_600, 'seconds').default(10),
   /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
   REDIS_PREFIX: z
