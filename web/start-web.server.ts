@@ -51,6 +51,7 @@ export async function startWeb(
     https,
     cookies: cookieNames(https),
     signals,
+    maxPerUser: config.SESSIONS_PER_USER,
     onWrite: runtime.writeReport('sessions'),
   };
   const app = createApp(

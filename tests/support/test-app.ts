@@ -62,6 +62,7 @@ export async function startTestApp(
       sessionSecret: secret,
       sessions: {
         ...{ db: db.pool, secret, https: false, cookies: cookieNames(false) },
+        maxPerUser: config.SESSIONS_PER_USER,
         onWrite: runtime.writeReport('sessions'),
       },
       loginLimiter: createLoginLimiter(undefined, 'test:'),

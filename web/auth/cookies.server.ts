@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 
 /** Cookie names: `__Host-` prefixed (Secure, no Domain, Path=/) when served over HTTPS. */
@@ -8,6 +8,10 @@ export function cookieNames(https: boolean) {
 }
 
 export type CookieNames = ReturnType<typeof cookieNames>;
+
+/** The anonymous cookie: a random basis for the form tokens of a browser not signed in. */
+export const newAnonToken = () => randomBytes(24).toString('base64url');
+export const anonTokenPattern = /^[\w-]{20,64}$/;
 
 export function setCookie(
   ctx: Context,

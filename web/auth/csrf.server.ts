@@ -1,8 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { ForbiddenError, UnauthorizedError } from '#infra/errors.ts';
 import { fromOwnSite, type TrustProxy } from '../site-origin.server.ts';
-import { hmac, safeEqual, setCookie, type CookieNames } from './cookies.server.ts';
+import {
+  anonTokenPattern,
+  hmac,
+  newAnonToken,
+  safeEqual,
+  setCookie,
+  type CookieNames,
+} from './cookies.server.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const SESSION_ENDED =
@@ -25,8 +31,8 @@ export function csrfMiddleware(options: {
     let basis = ctx.state.sessionToken as string | undefined;
     if (!basis) {
       basis = ctx.cookies.get(cookies.anon);
-      if (!basis || !/^[\w-]{20,64}$/.test(basis)) {
-        basis = randomBytes(24).toString('base64url');
+      if (!basis || !anonTokenPattern.test(basis)) {
+        basis = newAnonToken();
         setCookie(ctx, cookies.anon, basis, { https });
       }
     }

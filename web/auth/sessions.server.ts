@@ -7,7 +7,7 @@ import { reportingWrite, type WriteReport } from '#infra/db/write-report.ts';
 import { sessionTokenPattern } from '../input.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
 import { markOf, type LiveMark } from '../realtime/live-mark.ts';
-import { hmac, setCookie, type CookieNames } from './cookies.server.ts';
+import { anonTokenPattern, hmac, newAnonToken, setCookie, type CookieNames } from './cookies.server.ts';
 import type { SessionSignals } from './session-signals.server.ts';
 
 export interface SessionOptions {
@@ -19,6 +19,11 @@ export interface SessionOptions {
   idleMs?: number;
   /** …and after this long in any case (default 7 days). */
   absoluteMs?: number;
+  /**
+   * Live sessions one user may hold (default 10, SESSIONS_PER_USER): a sign-in beyond it ends the user's
+   * least recently used ones (docs/decisions/0022).
+   */
+  maxPerUser?: number;
   /** Told when a session ends here (sign-out), so live sockets bound to it close on every instance. */
   signals?: SessionSignals;
   /** Told how each write of a session went (see readiness: "database (writes)"). */
@@ -27,6 +32,7 @@ export interface SessionOptions {
 
 const IDLE_MS = 12 * 60 * 60 * 1000;
 const ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
+const MAX_PER_USER = 10;
 /** last_seen_at is written at most this often, not on every request. */
 const TOUCH_MS = 60 * 1000;
 
@@ -134,18 +140,69 @@ export function sessionMiddleware(options: SessionOptions): Middleware {
   };
 }
 
-/** Signs in: always a brand-new session id (no fixation), the old one removed. */
-export async function startSession(ctx: Context, options: SessionOptions, userId: string): Promise<void> {
+/**
+ * Signs in: a new session id (no fixation), the browser's previous session removed. Returns the new
+ * session's row id (for `endSessionsBeyondCap`).
+ *
+ * `signInKey` is the sign-in form's idempotency key. A browser that sends the same sign-in twice (a double
+ * click, a retry of the POST) keeps only the last answer's cookie: a random token per request left the
+ * other request's session behind, live and held by nobody. With the key, the token is derived from the
+ * form's key, the browser's anonymous cookie and the user, so both requests set the same cookie and the
+ * second finds the first's row. The anonymous cookie is replaced here, so no later sign-in (not even the
+ * same form submitted again) can derive a token that existed before.
+ */
+export async function startSession(
+  ctx: Context,
+  options: SessionOptions,
+  userId: string,
+  signInKey?: string,
+): Promise<string> {
+  const anon = ctx.cookies.get(options.cookies.anon);
+  const token =
+    signInKey && !ctx.state.sessionToken && anon && anonTokenPattern.test(anon)
+      ? hmac(options.secret, `sign-in:${anon}:${signInKey}:${userId}`)
+      : newToken();
   await endSession(ctx, options);
-  const token = newToken();
   const absoluteMs = options.absoluteMs ?? ABSOLUTE_MS;
+  const id = sessionIdOf(options.secret, token);
   await write(
     options,
-    `INSERT INTO sessions (id, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))`,
-    [sessionIdOf(options.secret, token), userId, absoluteMs / 1000],
+    `INSERT INTO sessions (id, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
+     ON CONFLICT (id) DO UPDATE SET last_seen_at = now()`,
+    [id, userId, absoluteMs / 1000],
   );
   setCookie(ctx, options.cookies.session, token, { https: options.https });
+  setCookie(ctx, options.cookies.anon, newAnonToken(), { https: options.https });
   ctx.state.sessionToken = token;
+  return id;
+}
+
+/**
+ * Ends the user's sessions beyond `maxPerUser`, least recently used first (the device in daily use stays
+ * signed in; the one forgotten goes), never `keep` (the session just signed in). Returns how many. Sessions already dead
+ * (idle or past their end) are removed too and never count. Their sockets are told through the same
+ * `user-changed` signal a disable sends (decision 0010): each re-checks its session and closes if gone.
+ */
+export async function endSessionsBeyondCap(
+  options: SessionOptions,
+  userId: string,
+  keep: string,
+): Promise<number> {
+  const max = options.maxPerUser ?? MAX_PER_USER;
+  const result = await write(
+    options,
+    `DELETE FROM sessions WHERE user_id = $1 AND id <> $2 AND id NOT IN (
+       SELECT id FROM sessions
+       WHERE user_id = $1 AND id <> $2 AND expires_at > now()
+         AND last_seen_at > now() - make_interval(secs => $3)
+         AND created_at > now() - make_interval(secs => $4)
+       ORDER BY last_seen_at DESC, created_at DESC
+       LIMIT $5)`,
+    [userId, keep, (options.idleMs ?? IDLE_MS) / 1000, (options.absoluteMs ?? ABSOLUTE_MS) / 1000, max - 1],
+  );
+  const ended = result.rowCount ?? 0;
+  if (ended > 0) await options.signals?.publish({ kind: 'user-changed', userId });
+  return ended;
 }
 
 /** Signs out on the server: the row is deleted, so the cookie is worthless even if copied. */

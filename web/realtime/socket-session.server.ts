@@ -10,7 +10,8 @@ type LiveSocket = Socket<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap, S
 /**
  * A socket lives exactly as long as its session. It is re-checked against the database
  * - when its session ends here or on another instance (sign-out: a `session-ended` signal),
- * - when its user changes (role change, disable: a `user-changed` signal from the user-list reactor),
+ * - when its user changes (role change, disable: a `user-changed` signal from the user-list reactor) or
+ *   signs in beyond the sessions cap (the sign-in sends `user-changed`: decision 0022),
  * - when the session would expire (a timer per socket, at the idle or absolute end), and
  * - at least every RECHECK_MS anyway, in case a signal was lost (Redis down).
  * A session that is gone closes the socket (after telling it `session-ended`); a changed role moves it

@@ -55,7 +55,10 @@ export interface SecurityApp {
  * The real app with what `web/main.server.ts` adds around it — realtime bound to sessions, session
  * signals, the user-list and audit reactors, a metrics token — on a fresh database (and Redis prefix).
  */
-export async function startSecurityApp(backend: SecurityBackend): Promise<SecurityApp> {
+export async function startSecurityApp(
+  backend: SecurityBackend,
+  options: { env?: Record<string, string> } = {},
+): Promise<SecurityApp> {
   const db = await createTestDatabase(backend === 'embedded' ? 'embedded' : 'postgres', { poolSize: 20 });
   const secret = 's'.repeat(40);
   const prefix = `test-security-${randomUUID().slice(0, 8)}:`;
@@ -63,6 +66,7 @@ export async function startSecurityApp(backend: SecurityBackend): Promise<Securi
     LOG_LEVEL: 'silent',
     SESSION_SECRET: secret,
     METRICS_TOKEN,
+    ...options.env,
     ...(backend === 'postgres+redis'
       ? { DATABASE_URL: db.url, REDIS_URL: backendUrl('redis'), REDIS_PREFIX: prefix }
       : {}),
@@ -80,6 +84,7 @@ export async function startSecurityApp(backend: SecurityBackend): Promise<Securi
     https: false,
     cookies: cookieNames(false),
     signals,
+    maxPerUser: config.SESSIONS_PER_USER,
   };
   const app = createApp(
     {

@@ -1,4 +1,4 @@
-import { CsrfField, Field } from '../../components/form-field.tsx';
+import { CommandKeyField, CsrfField, Field } from '../../components/form-field.tsx';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 
@@ -24,6 +24,8 @@ export function LoginPage({
         )}
         <form method="post" action="/login" className="form">
           <CsrfField token={page.csrfToken} />
+          {/* Sent again with a double click or a retried POST: one session for both (startSession). */}
+          <CommandKeyField />
           <input type="hidden" name="next" value={next} />
           {/* The cursor where typing goes next: the email, or after a refused attempt (the email kept) the
               password again. */}

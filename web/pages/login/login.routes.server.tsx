@@ -5,7 +5,8 @@ import { dummyHash, PASSWORD_MAX_LENGTH, verifyPassword } from '#infra/passwords
 import { findUserByEmail } from '#projections/user-list/user-list.queries.ts';
 import { checkPassword } from '#services/user/accounts.ts';
 import { addFlash } from '../../auth/flash.server.ts';
-import { endSession, startSession } from '../../auth/sessions.server.ts';
+import { endSession, endSessionsBeyondCap, startSession } from '../../auth/sessions.server.ts';
+import { idempotencyKey } from '../../idempotency.server.ts';
 import type { SessionUser } from '../page-context.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, safeNext, type RouteDef } from '../../routing.server.ts';
@@ -52,6 +53,8 @@ export const loginRoutes: RouteDef[] = [
       return;
     }
     const form = parsed.data;
+    // The form's own key (a double click or a retry sends it again): one session for both (startSession).
+    const key = idempotencyKey(ctx);
     // Counted as a failure now, before the password is checked: guesses sent at once all wait for it.
     const wait = await deps.loginLimiter.attempt(form.email, ctx.ip);
     if (wait > 0) {
@@ -78,8 +81,13 @@ export const loginRoutes: RouteDef[] = [
       return;
     }
     await deps.loginLimiter.succeeded(form.email, ctx.ip);
-    await startSession(ctx, deps.sessions, user.id);
-    deps.log.info({ userId: user.id }, 'signed in');
+    const sessionId = await startSession(ctx, deps.sessions, user.id, key);
+    // The sign-in has happened either way: a cap not applied now is applied at the user's next sign-in.
+    const ended = await endSessionsBeyondCap(deps.sessions, user.id, sessionId).catch((error: unknown) => {
+      deps.log.warn({ err: error, userId: user.id }, 'sign-in: could not end the sessions beyond the cap');
+      return 0;
+    });
+    deps.log.info({ userId: user.id, ...(ended > 0 ? { endedSessions: ended } : {}) }, 'signed in');
     ctx.redirect(next);
   }),
 
