@@ -14,7 +14,7 @@ import { TestClient } from '#tests/support/test-client.ts';
 /*
  * Sessions per user were uncapped: every sign-in (a person's, or a script's holding the password) added a
  * row kept until its end. A sign-in beyond SESSIONS_PER_USER now ends the user's least recently used
- * session, its open pages' sockets included (decision 0022). And a sign-in a browser sent twice (a double
+ * session, its open pages' sockets included (decision 0027). And a sign-in a browser sent twice (a double
  * click, a retried POST) left two sessions, one held by nobody: both answers now carry the same session.
  */
 

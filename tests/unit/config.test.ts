@@ -31,6 +31,8 @@ describe('configuration', () => {
     [
       { READY_MAX_LAG_SECONDS: '0' },
       'Invalid configuration: READY_MAX_LAG_SECONDS="0" — expected a whole number of seconds from 1 to 86400.',
+    ],
+    [
       { SESSIONS_PER_USER: '0' },
       'Invalid configuration: SESSIONS_PER_USER="0" — expected a whole number of sessions from 1 to 1000.',
     ],

@@ -6,7 +6,7 @@ import { closeRedisClient, type Redis } from '#infra/redis.ts';
 /**
  * "A session or a user changed": every instance must hear it, because a live socket bound to that
  * session may sit on any of them. Sign-out names the session; a role change, disable or enable, or a
- * sign-in that ended the user's least recently used sessions (decision 0022) names the user. Listeners re-check what they hold against the database, so a signal only says *look again* and
+ * sign-in that ended the user's least recently used sessions (decision 0027) names the user. Listeners re-check what they hold against the database, so a signal only says *look again* and
  * carries nothing a forged or lost message could abuse (expiry has its own timer on each socket).
  */
 export const sessionSignalSchema = z.discriminatedUnion('kind', [

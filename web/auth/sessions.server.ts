@@ -21,7 +21,7 @@ export interface SessionOptions {
   absoluteMs?: number;
   /**
    * Live sessions one user may hold (default 10, SESSIONS_PER_USER): a sign-in beyond it ends the user's
-   * least recently used ones (docs/decisions/0022).
+   * least recently used ones (docs/decisions/0027).
    */
   maxPerUser?: number;
   /** Told when a session ends here (sign-out), so live sockets bound to it close on every instance. */
