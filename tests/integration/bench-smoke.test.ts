@@ -14,6 +14,8 @@ function runBench(script: string, args: string[]): Promise<{ code: number | null
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '',
         BENCH_DATABASE_URL: process.env.TEST_DATABASE_URL ?? '',
+        BENCH_REDIS_URL: process.env.TEST_REDIS_URL ?? '',
+        ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
       },
     });
     let output = '';
@@ -43,4 +45,93 @@ describe.each(runs('postgres') ? ['postgres'] : [])('the competitors-page bench 
     }
     expect(output).toMatch(/BENCH competitors-page\.ratio\.koa-memory-vs-bare rps_pct=[\d.]+/);
   }, 240_000);
+});
+
+/**
+ * Every other bench in its smallest form, for the same reason: nothing else runs them, so a change to the
+ * product can break one unnoticed. Only the exit code and the printed figures' names (plus any failure
+ * counts the bench reports) are looked at, never a timing. Left out: deep-pages (its smallest data set
+ * is 100k seeded competitors, minutes of seeding) and data-table (it needs a seeded database of its own,
+ * BENCH_1M_DATABASE_URL).
+ */
+const smallBenches: { script: string; args: string[]; printed: RegExp[] }[] = [
+  {
+    script: 'append.bench.ts',
+    args: ['--rounds=1', '--duration=1', '--writers=1', '--subjects=event-store,plain-insert'],
+    printed: [
+      /BENCH append\.postgres\.writers-1\.ratio\.event-store-vs-plain pct=/,
+      /BENCH append\.embedded\.writers-1\.ratio\.event-store-vs-plain pct=/,
+    ],
+  },
+  {
+    script: 'cold-start.bench.ts',
+    args: ['--runs=1', '--cases=postgres'],
+    printed: [/BENCH cold-start\.postgres runs=1 readyz_ms=/],
+  },
+  {
+    script: 'drag-sort.bench.ts',
+    args: ['--size=200', '--rounds=1', '--reps=2', '--items=20', '--drops=5'],
+    printed: [/BENCH drag-sort\.decide items=/, /BENCH drag-sort\.drop-to-second-browser items=20 drops=5 /],
+  },
+  {
+    script: 'end-to-end.bench.ts',
+    args: [
+      '--rounds=1',
+      '--duration=1',
+      '--clients=2',
+      '--competitors=5',
+      '--baseline-duration=1',
+      '--latency-duration=1',
+    ],
+    printed: [/BENCH end-to-end\.sustained .*failed=0 /, /BENCH end-to-end\.latency\.command-to-projected /],
+  },
+  {
+    script: 'live-refresh.bench.ts',
+    args: ['--tables=2', '--rate=2', '--competitors=20', '--duration=1', '--rounds=1'],
+    printed: [/BENCH live-refresh affected-only tables=2 /, /BENCH live-refresh ratio /],
+  },
+  {
+    script: 'notes.bench.ts',
+    args: [
+      '--parts=throughput',
+      '--clients=2',
+      '--competitors=5',
+      '--apps=1',
+      '--rounds=1',
+      '--duration=1',
+      '--warmup=0',
+      '--baseline-duration=1',
+    ],
+    printed: [/BENCH notes\.update-note .*failed=0 not_visible=0/],
+  },
+  {
+    script: 'replay.bench.ts',
+    args: ['--competitors=100', '--rounds=1'],
+    printed: [/BENCH replay-all-100 events=\d+ /],
+  },
+  {
+    script: 'worker-drain.bench.ts',
+    args: ['--messages=200', '--rounds=1', '--competitors=4'],
+    printed: [
+      /BENCH worker-drain\.worker rounds=1 messages=200 /,
+      /BENCH worker-drain\.ratio\.worker-vs-raw /,
+    ],
+  },
+  {
+    script: 'support/profile-page.ts',
+    args: ['--duration=1', '--connections=2'],
+    printed: [/koa-memory: \d+ req\/s under the profiler/, /top frames by self time/],
+  },
+];
+
+describe.each(runs('postgres') ? ['postgres'] : [])('the other benches on %s', () => {
+  it.each(smallBenches)(
+    '$script runs to the end in its smallest form',
+    async ({ script, args, printed }) => {
+      const { code, output } = await runBench(script, args);
+      expect(code, output).toBe(0);
+      for (const line of printed) expect(output).toMatch(line);
+    },
+    120_000,
+  );
 });
