@@ -100,9 +100,9 @@ const schema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: wholeNumber(1, 3_600, 'seconds').default(10),
   /**
    * Live sessions one user may hold at once; a sign-in beyond it ends that user's least recently used
-   * session (docs/decisions/0027). Default 10: every device and browser a person uses, with room to spare.
+   * session (docs/decisions/0027). Default 50: every device a person uses, and a small team sharing one account.
    */
-  SESSIONS_PER_USER: wholeNumber(1, 1_000, 'sessions').default(10),
+  SESSIONS_PER_USER: wholeNumber(1, 1_000, 'sessions').default(50),
   /** Prefix for every Redis key, so several deployments (or test runs) can share one Redis. */
   REDIS_PREFIX: z
     .string()

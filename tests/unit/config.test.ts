@@ -9,7 +9,7 @@ describe('configuration', () => {
       DATA_DIR: './data',
       ROLE: 'all',
       LOG_LEVEL: 'info',
-      SESSIONS_PER_USER: 10,
+      SESSIONS_PER_USER: 50,
     });
   });
 

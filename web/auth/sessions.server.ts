@@ -20,7 +20,7 @@ export interface SessionOptions {
   /** …and after this long in any case (default 7 days). */
   absoluteMs?: number;
   /**
-   * Live sessions one user may hold (default 10, SESSIONS_PER_USER): a sign-in beyond it ends the user's
+   * Live sessions one user may hold (default 50, SESSIONS_PER_USER): a sign-in beyond it ends the user's
    * least recently used ones (docs/decisions/0027).
    */
   maxPerUser?: number;
