@@ -453,6 +453,9 @@ test('with forced colours every control of the notes and delete dialogs shows it
   await walk(3); // the note, Save, Cancel
   await page.keyboard.press('Escape');
   await expect(dialog).toBeHidden();
+  // SweetAlert2 gives focus back to the opener as it finishes closing; on a busy machine that came after
+  // the next dialog had opened, and took the focus from its Cancel.
+  await expect(pricing).toBeFocused();
 
   await page.getByRole('button', { name: `Delete ${name}`, exact: true }).focus();
   await page.keyboard.press('Enter');

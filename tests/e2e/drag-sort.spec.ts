@@ -145,6 +145,7 @@ test('ranking: the keyboard moves an item, sends the same shape and announces it
   const second = list.locator(':scope > .sortable-item').nth(1);
   const name = (await second.getAttribute('data-name')) ?? '';
   const request = page.waitForRequest('**/components/ranking');
+  const answered = page.waitForResponse('**/components/ranking');
   await second.locator('[data-drag-handle]').focus();
   await page.keyboard.press('ArrowUp');
   const body = (await request).postDataJSON() as { payload: unknown };
@@ -153,6 +154,9 @@ test('ranking: the keyboard moves an item, sends the same shape and announces it
   await expect(page.locator('[data-sort-status]')).toHaveText(
     `${name} moved to position 1 of ${before.length}.`,
   );
+  // The status is said as the item moves; the reload must wait for the save's answer, or it cancels the
+  // save on its way (a busy machine once reloaded first: the request was never answered).
+  expect((await answered).status()).toBe(200);
   await expect(page.locator('[data-sortable][data-sort-ready="true"]')).toHaveCount(1);
   await ready(page, `${server.url}/ranking`);
   expect(await ids(page.locator('[data-sortable-list="ranking"]'))).toEqual(expected);
