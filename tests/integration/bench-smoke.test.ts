@@ -15,6 +15,9 @@ function runBench(script: string, args: string[]): Promise<{ code: number | null
         HOME: process.env.HOME ?? '',
         BENCH_DATABASE_URL: process.env.TEST_DATABASE_URL ?? '',
         BENCH_REDIS_URL: process.env.TEST_REDIS_URL ?? '',
+        // Use the bundle the test run was given. A bench otherwise rebuilds dist/assets (emptied first),
+        // and every test file starting an app meanwhile found no bundle: 'The browser bundle is missing'.
+        BENCH_ASSETS_BUILT: '1',
         ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
       },
     });
