@@ -32,7 +32,7 @@ export interface SessionOptions {
 
 const IDLE_MS = 12 * 60 * 60 * 1000;
 const ABSOLUTE_MS = 7 * 24 * 60 * 60 * 1000;
-const MAX_PER_USER = 10;
+const MAX_PER_USER = 50; // SESSIONS_PER_USER's default (infra/config.ts)
 /** last_seen_at is written at most this often, not on every request. */
 const TOUCH_MS = 60 * 1000;
 
