@@ -50,13 +50,28 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: 'cluster-wide',
+          include: ['tests/cluster-wide/**/*.test.ts'],
+          globalSetup: ['tests/support/vitest-global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          // These hold a transaction open on the shared Postgres cluster, which holds back every reader of
+          // every test database's log (the horizon is the cluster's, decision 0002): alone, after the
+          // integration and security files, so that no other file's catch-up waits behind them.
+          maxWorkers: 1,
+          sequence: order(2),
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'fault',
           include: ['tests/fault/**/*.test.ts'],
           testTimeout: 180_000,
           hookTimeout: 60_000,
           // Fault tests start and kill real worker processes: one file at a time, after the other projects.
           maxWorkers: 1,
-          sequence: order(2),
+          sequence: order(3),
         },
       },
       {
@@ -68,7 +83,7 @@ export default defineConfig({
           hookTimeout: 240_000,
           // Its own Postgres, Redis, nginx and four app processes: alone, after everything else.
           maxWorkers: 1,
-          sequence: order(3),
+          sequence: order(4),
         },
       },
     ],

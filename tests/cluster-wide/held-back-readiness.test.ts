@@ -17,9 +17,9 @@ import { projectionsStatusLines } from '#web/cli/projections-status.server.ts';
  * what it could read for longer than READY_MAX_LAG_SECONDS makes /readyz unready.
  *
  * Postgres only: the embedded database runs one transaction at a time, in the process. The transaction
- * held here holds back the projections of every test file running beside this one (the horizon is the
- * cluster's), so it is held for the few seconds the limit needs (READY_MAX_LAG_SECONDS=1) and ended
- * however the test ends.
+ * held here holds back the projections of every test database on the cluster (the horizon is the
+ * cluster's), so this file runs in the cluster-wide project, alone (vitest.config.ts); the transaction is
+ * held for the few seconds the limit needs (READY_MAX_LAG_SECONDS=1) and ended however the test ends.
  */
 describe.each(runs('postgres') ? ['postgres'] : [])('projections held back on %s', (backend) => {
   let app: TestApp;
@@ -51,7 +51,7 @@ describe.each(runs('postgres') ? ['postgres'] : [])('projections held back on %s
       await until(
         async () => (await readyz()).body.checks.projections?.startsWith('held back') ?? false,
         '/readyz to say the projections are held back',
-        // Short: the transaction held here holds back every test file running beside this one.
+        // Short: the transaction held here holds back every test database on the cluster.
         8_000,
       );
       const { status, body } = await readyz();
