@@ -2,8 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { DeadLetter } from '#events/store/dead-letters.ts';
 import type { Actor } from '#events/envelope.ts';
 import type { EventStore } from '#events/store/event-store.ts';
-import { deadLetterStream } from '#events/streams.ts';
+import { deadLetterStream, usersStream } from '#events/streams.ts';
 import type { Queryable } from '#infra/db/database.ts';
+import { loadState } from '../decide-and-append.ts';
+import { actorMayDecide, usersDecider } from '../user/users.ts';
 
 export type LetterAction = 'retry' | 'discard';
 
@@ -21,18 +23,27 @@ export const deadLetterKey = (letter: DeadLetter): string =>
     .digest('hex')
     .slice(0, 32);
 
+export type LetterClaim = { action: LetterAction; mine: boolean } | { refused: string };
+
 /**
  * Records an operator's Retry or Discard of a dead letter before the bus is touched: the event is the
  * claim (the letter's own stream, expected empty), so the first of two clicks wins and the audit never
  * misses an action that was done. Says which action the letter is claimed for, and whether this call
  * claimed it; the caller then carries that action out on the bus (again, harmlessly, when it was done).
+ *
+ * The operator's account is checked as it is now, as the command router does for commands: the route
+ * checked the role when the request came in, and a disable or a demotion answered while the request was
+ * on its way must stop it (`refused`, the router's words; nothing recorded or done).
  */
 export async function claimLetterAction(
   store: EventStore,
   letter: DeadLetter,
   wanted: LetterAction,
   actor: Actor,
-): Promise<{ action: LetterAction; mine: boolean }> {
+): Promise<LetterClaim> {
+  const { state: users } = await loadState(store, usersStream(), usersDecider);
+  const refused = actorMayDecide(users, actor.id, 'ops.manage');
+  if (refused) return { refused: refused.message };
   const stream = deadLetterStream(deadLetterKey(letter));
   const base = {
     deadLetterId: letter.id,

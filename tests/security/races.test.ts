@@ -837,4 +837,72 @@ describe.each(securityBackends)('racing changes on %s', (backend) => {
     expect(after).toBe(before + 1);
     await expectConsistent();
   });
+
+  /**
+   * A Retry or Discard by `operator` that has passed the role check and is looking its letter up while
+   * `meanwhile` (another admin's change to the operator) is answered.
+   */
+  async function letterActionInFlight(
+    operator: { client: TestClient },
+    action: 'retry' | 'discard',
+    meanwhile: () => Promise<Response>,
+  ) {
+    const id = await giveUp(app.runtime, envelope(addCompetitorCommand(unique('Dead in flight'))));
+    await operator.client.get('/ops');
+    const letters = app.runtime.deadLetters;
+    const find = letters.find.bind(letters);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const held = new Promise<void>((resolve) => (reached = resolve));
+    letters.find = async (letterId) => {
+      if (letterId === id) {
+        reached();
+        await released;
+      }
+      return find(letterId);
+    };
+    const acted = operator.client.postForm(`/ops/dead-letters/${id}/${action}`, {});
+    let change: Response;
+    try {
+      await held;
+      change = await meanwhile();
+    } finally {
+      letters.find = find;
+      release();
+    }
+    const answer = await acted;
+    const listed = (await letters.find(id)) !== undefined;
+    return { answer, change, listed };
+  }
+
+  it('a Retry in flight when its admin is demoted is not carried out once the role change is answered', async () => {
+    const operator = await freshUser(app, 'admin', 'demoted-operator');
+    const before = await eventCount(app, 'DeadLetterRetried');
+    const { answer, change, listed } = await letterActionInFlight(operator, 'retry', async () => {
+      await admin.get('/users');
+      return admin.postForm(`/users/${operator.id}/role`, { role: 'editor' });
+    });
+    expect(flashOf(change)).toMatch(/is now editor\./);
+    expect(answer.status).toBe(403);
+    expect(await messageOf(answer)).toContain('Your role is now editor, so this change was not saved.');
+    expect(await eventCount(app, 'DeadLetterRetried')).toBe(before);
+    expect(listed).toBe(true);
+    await expectConsistent();
+  });
+
+  it('a Discard in flight when its admin is disabled is not carried out once the disable is answered', async () => {
+    const operator = await freshUser(app, 'admin', 'disabled-operator');
+    const before = await eventCount(app, 'DeadLetterDiscarded');
+    const { answer, change, listed } = await letterActionInFlight(operator, 'discard', async () => {
+      await admin.get('/users');
+      return admin.postForm(`/users/${operator.id}/disable`, {});
+    });
+    expect(flashOf(change)).toMatch(/is disabled\./);
+    expect(answer.status).toBe(403);
+    expect(await messageOf(answer)).toContain('Your account was disabled, so this change was not saved.');
+    expect(await eventCount(app, 'DeadLetterDiscarded')).toBe(before);
+    expect(listed).toBe(true);
+    await expectConsistent();
+  });
 });

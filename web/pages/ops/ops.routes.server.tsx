@@ -1,6 +1,7 @@
 import type { RouterContext } from '@koa/router';
 import type { BusEnvelope } from '#events/command-shape.ts';
 import { NotRetryableError } from '#events/store/dead-letters.ts';
+import { ForbiddenError } from '#infra/errors.ts';
 import { claimLetterAction, type LetterAction } from '#services/operations/dead-letter-actions.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { route, type RouteDef } from '../../routing.server.ts';
@@ -56,6 +57,8 @@ async function actOnLetter(ctx: RouterContext, deps: AppDeps, wanted: LetterActi
   }
   const user = ctx.state.user as SessionUser;
   const claim = await claimLetterAction(deps.store, letter, wanted, { id: user.id, name: user.name });
+  // Disabled or demoted since the request came in: nothing was recorded or done.
+  if ('refused' in claim) throw new ForbiddenError(claim.refused);
   if (claim.mine) await deps.store.notifyAppended();
   let taken;
   try {
