@@ -71,12 +71,23 @@ export const oneOf =
 
 /**
  * Reads a password from stdin: the whole of a pipe, or one line typed without echo on a terminal. Bytes
- * that are not UTF-8 are refused: decoding them to U+FFFD would set a password nobody could type.
+ * that are not UTF-8 are refused: decoding them to U+FFFD would set a password nobody could type. A pipe
+ * is read up to what `maxLength` characters and a line break can take: `yes |` or `< /dev/zero` was read
+ * until the process ran out of memory (3.5 GB within 15 s), and a pipe that never closes hung.
  */
-export async function readPassword(prompt: string): Promise<string> {
+export async function readPassword(prompt: string, maxLength: number): Promise<string> {
   if (!process.stdin.isTTY) {
+    // A UTF-16 unit takes at most 3 bytes in UTF-8 (4 for a pair), plus "\r\n".
+    const maxBytes = maxLength * 4 + 2;
     const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    let bytes = 0;
+    for await (const chunk of process.stdin) {
+      chunks.push(chunk as Buffer);
+      bytes += (chunk as Buffer).length;
+      // Leaving the loop closes standard input: the writer is told, not kept waiting.
+      if (bytes > maxBytes)
+        throw new InvalidArgumentError(`The password must be at most ${maxLength} characters.`);
+    }
     try {
       return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)).replace(/\r?\n$/, '');
     } catch {

@@ -3,6 +3,7 @@ import { lstat, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli } from '#tests/support/run-cli.ts';
 
@@ -13,6 +14,8 @@ import { cli } from '#tests/support/run-cli.ts';
  * anything is written, or does what the operator meant. Each test starts several CLI processes, each
  * opening its own embedded database: minutes on a busy two-core CI machine.
  */
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
 describe('operator command flags', { timeout: 240_000 }, () => {
   let dir: string;
   beforeAll(async () => {
@@ -32,6 +35,18 @@ describe('operator command flags', { timeout: 240_000 }, () => {
       expect(refused.stderr, what).not.toMatch(/\n\s+at /);
     }
   }
+
+  /** `users:add` of a viewer, its password from standard input. */
+  const addArgs = (email: string, name: string) => [
+    'users:add',
+    '--email',
+    email,
+    '--name',
+    name,
+    '--role',
+    'viewer',
+    '--password-stdin',
+  ];
 
   /** How many events of `type` the log holds, by the export itself. */
   async function exported(type: string): Promise<number> {
@@ -177,16 +192,7 @@ describe('operator command flags', { timeout: 240_000 }, () => {
   });
 
   it('users:add refuses a password no sign-in form could send: NUL, a second line, bytes that are not UTF-8', async () => {
-    const add = [
-      'users:add',
-      '--email',
-      'pw@example.test',
-      '--name',
-      'Pw',
-      '--role',
-      'viewer',
-      '--password-stdin',
-    ];
+    const add = addArgs('pw@example.test', 'Pw');
     const users = await exported('UserAdded');
     const control =
       'The password cannot contain control characters (such as NUL, tabs or line breaks) or broken characters.';
@@ -201,5 +207,42 @@ describe('operator command flags', { timeout: 240_000 }, () => {
     const added = await cli(dir, add, 'a-long-password-123\r\n');
     expect(added.code, added.stderr).toBe(0);
     expect(added.stdout).toContain('Added Pw <pw@example.test> as viewer.');
+  });
+
+  it('users:add on a standard input that does not end (`yes |`, `< /dev/zero`) refuses the password once it is too long, instead of reading on', async () => {
+    const users = await exported('UserAdded');
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'web/cli.server.ts', ...addArgs('endless@example.test', 'Endless')],
+      { cwd: root, env: { PATH: process.env.PATH ?? '', DATA_DIR: dir, LOG_LEVEL: 'warn' } },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdin.on('error', () => undefined);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    // Like `yes`, but 16 MB at most (the command read all it was given, 3.5 GB in 15 s), and never closed.
+    const chunk = Buffer.from('y\n'.repeat(32 * 1024));
+    let gone = false;
+    void exited.then(() => (gone = true));
+    for (let sent = 0; sent < 16 * 1024 * 1024 && !gone; sent += chunk.length) {
+      if (!child.stdin.write(chunk))
+        await Promise.race([new Promise((resolve) => child.stdin.once('drain', resolve)), exited]);
+    }
+    const stop = new AbortController();
+    const code = await Promise.race([
+      exited,
+      sleep(60_000, 'still reading after 60 s' as const, { signal: stop.signal }).catch(
+        () => 'exited' as const,
+      ),
+    ]);
+    stop.abort();
+    if (!gone) child.kill('SIGKILL');
+    expect(code, stderr).toBe(1);
+    expect(stderr.split('\n')[0]).toBe('The password must be at most 1024 characters.');
+    expect(stderr).not.toMatch(/\n\s+at /);
+    expect(stdout).toBe('');
+    expect(await exported('UserAdded')).toBe(users);
   });
 });

@@ -31,7 +31,7 @@ export function register(program: Command): void {
         if (!email.success) throw new UsageError(`--email: ${email.error.issues[0]?.message}`);
         const name = displayName.safeParse(options.name);
         if (!name.success) throw new UsageError(`--name: ${name.error.issues[0]?.message}`);
-        const password = await readPassword('Password: ').catch((error: unknown) => {
+        const password = await readPassword('Password: ', PASSWORD_MAX_LENGTH).catch((error: unknown) => {
           throw error instanceof InvalidArgumentError ? new UsageError(error.message) : error;
         });
         // A browser's password field cannot send these: such a password could never sign in.
