@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRedisClient } from '#infra/redis.ts';
+import { startApp } from '#tests/support/app-process.ts';
+import { until } from '#tests/support/until.ts';
 import { createRealtime } from '#web/realtime/realtime.server.ts';
 import { backendUrl, runs } from '#tests/support/environment.ts';
 import { silentLog } from '#tests/support/runtime-pieces.ts';
@@ -89,6 +91,71 @@ describe.each(runs('postgres') && runs('redis') ? ['postgres+redis'] : [])('scal
       expect(output, output).not.toContain('unexpected error');
     } finally {
       if (supervisor.exitCode === null) supervisor.kill('SIGKILL');
+    }
+  }, 240_000);
+
+  it('messages on its live-update channels that it cannot read are ignored: the process stays up and keeps answering', async () => {
+    // Anyone who can reach Redis (or an instance of another adapter version) can publish on these channels;
+    // three bytes on `<prefix>socket.io#/#` threw in the Redis client's data handler and ended the process.
+    const db = await createTestDatabase('postgres');
+    databases.push(db);
+    const prefix = `test-garbage-${randomUUID().slice(0, 8)}:`;
+    const port = await freePort();
+    const app = startApp({
+      ROLE: 'all',
+      PORT: String(port),
+      DATABASE_URL: db.url ?? '',
+      REDIS_URL: backendUrl('redis'),
+      REDIS_PREFIX: prefix,
+      SESSION_SECRET: 'g'.repeat(40),
+    });
+    const url = backendUrl('redis');
+    const publisher = createRedisClient(url, silentLog, { name: 'test-garbage' });
+    const listener = createRedisClient(url, silentLog, { name: 'test-garbage-answers', subscriber: true });
+    try {
+      await until(
+        async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200,
+        'the instance to be ready',
+        120_000,
+      );
+      const nil = Buffer.from([0xc0]);
+      // [uid "x", { nsp: "/" }, null]: a broadcast whose options are not an object.
+      const noOptions = Buffer.from([0x93, 0xa1, 0x78, 0x81, 0xa3, 0x6e, 0x73, 0x70, 0xa1, 0x2f, 0xc0]);
+      const garbage: [string, string | Buffer][] = [
+        ['socket.io#/#', Buffer.from([0xc1, 0xff, 0x00])],
+        ['socket.io#/#', 'hello'],
+        ['socket.io#/#', nil],
+        ['socket.io#/#', noOptions],
+        ['socket.io#/#competitors#', Buffer.from([0xc1])],
+        ['socket.io-request#/#', nil],
+        ['socket.io-request#/#', JSON.stringify({ type: 0, requestId: 'r', rooms: 5 })],
+        ['socket.io-request#/#', JSON.stringify({ type: 6, requestId: 'q', data: 5 })],
+        ['socket.io-request#/#', JSON.stringify({ type: 4, opts: 5 })],
+        ['socket.io-response#/#', nil],
+      ];
+      for (const [channel, message] of garbage)
+        expect(await publisher.publish(`${prefix}${channel}`, message), channel).toBeGreaterThan(0);
+      // A request it answers, sent after the garbage on the same channels: its answer means every message
+      // before it was handled.
+      const requestId = randomUUID();
+      let answered = false;
+      await listener.subscribe(`${prefix}socket.io-response#/#`);
+      listener.on('message', (_channel: string, message: string) => {
+        if (message.includes(requestId)) answered = true;
+      });
+      await publisher.publish(`${prefix}socket.io-request#/#`, JSON.stringify({ type: 1, requestId }));
+      await until(() => answered || app.child.exitCode !== null, 'an answer to the request', 30_000);
+      expect(app.stderr() + app.stdout()).not.toContain('unexpected error');
+      expect(app.stderr() + app.stdout()).toContain(
+        'live updates: ignored a message on Redis that this instance could not read',
+      );
+      expect(app.child.exitCode).toBe(null);
+      expect(answered).toBe(true);
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    } finally {
+      publisher.disconnect();
+      listener.disconnect();
+      await app.stop();
     }
   }, 240_000);
 

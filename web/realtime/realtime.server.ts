@@ -8,6 +8,7 @@ import { fromOwnSite, type TrustProxy } from '../site-origin.server.ts';
 import type { SessionSignals } from '../auth/session-signals.server.ts';
 import { sessionIdOf, type SessionOptions } from '../auth/sessions.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
+import { guardedAdapter } from './guarded-adapter.server.ts';
 import { bindSocketToSession } from './socket-session.server.ts';
 import { createSocketQuota } from './socket-quota.server.ts';
 
@@ -111,7 +112,7 @@ export function createRealtime(options: {
       down = false;
     });
     clients.push(pub, sub);
-    io.adapter(createAdapter(pub, sub, { key: `${prefix}socket.io` }));
+    io.adapter(guardedAdapter(createAdapter(pub, sub, { key: `${prefix}socket.io` }), sub, log));
   }
   let unbind = () => {};
   if (server && sessions) {
