@@ -41,7 +41,7 @@ export async function openBus(
   const blocking = createRedisClient(url, log, { name: 'bus-reader', blockMs: 2_000 });
   const subscriber = createRedisClient(url, log, { name: 'results', subscriber: true });
   const bus = new RedisCommandBus(redis, blocking, config.REDIS_PREFIX, options.letters, busOptions);
-  const results = new RedisResultChannel(redis, subscriber, config.REDIS_PREFIX, options.instanceId);
+  const results = new RedisResultChannel(redis, subscriber, config.REDIS_PREFIX, options.instanceId, log);
   const close = async () => {
     await closeAll(bus, results);
     await redis.quit();

@@ -1,5 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { Logger } from '#infra/logger.ts';
 import type { Outcome } from '../command.ts';
 
 export type ResultHandler = (commandId: string, outcome: Outcome) => void;
@@ -34,6 +36,29 @@ export class MemoryResultChannel implements ResultChannel {
   }
 }
 
+/** A result message, as the workers publish it. Unknown keys are kept: a newer worker may add some. */
+const resultMessageSchema = z.object({
+  commandId: z.string(),
+  outcome: z.discriminatedUnion('status', [
+    z.looseObject({
+      status: z.literal('accepted'),
+      positions: z.array(z.number()),
+      transactionId: z.string(),
+      streamVersion: z.number(),
+    }),
+    z.looseObject({
+      status: z.literal('rejected'),
+      code: z.enum(['validation', 'conflict', 'not_found', 'forbidden', 'failed']),
+      message: z.string(),
+      fields: z.record(z.string(), z.string()).optional(),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+  ]),
+}) satisfies z.ZodType<{ commandId: string; outcome: Outcome }>;
+
+/** At most one warning per this long about messages that are not outcomes. */
+const WARN_EVERY_MS = 60_000;
+
 export class RedisResultChannel implements ResultChannel {
   readonly address: string;
   private readonly handlers = new Set<ResultHandler>();
@@ -48,11 +73,31 @@ export class RedisResultChannel implements ResultChannel {
     private readonly subscriber: Redis,
     private readonly prefix: string,
     instanceId: string,
+    log?: Logger,
   ) {
     this.address = `${prefix}results:${instanceId}`;
+    // Anything that reaches Redis can publish here (the address is in every command on the bus): a message
+    // that was not JSON, or not an outcome, threw in the Redis client's data handler and ended the process.
+    // It is dropped; the requester reads the outcome from the event store as when an answer is lost.
+    let warnedAt = 0;
+    let ignored = 0;
     this.subscriber.on('message', (_channel: string, message: string) => {
-      const { commandId, outcome } = JSON.parse(message) as { commandId: string; outcome: Outcome };
-      for (const handler of this.handlers) handler(commandId, outcome);
+      let parsed: z.infer<typeof resultMessageSchema> | undefined;
+      try {
+        parsed = resultMessageSchema.safeParse(JSON.parse(message)).data;
+      } catch {
+        parsed = undefined;
+      }
+      if (!parsed) {
+        ignored++;
+        if (Date.now() - warnedAt >= WARN_EVERY_MS) {
+          log?.warn({ ignored }, 'command results: ignored a message that is not an outcome');
+          warnedAt = Date.now();
+          ignored = 0;
+        }
+        return;
+      }
+      for (const handler of this.handlers) handler(parsed.commandId, parsed.outcome);
     });
     this.ready = this.subscriber.subscribe(this.address);
   }

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRedisClient } from '#infra/redis.ts';
 import { startApp } from '#tests/support/app-process.ts';
+import { TestClient } from '#tests/support/test-client.ts';
 import { until } from '#tests/support/until.ts';
 import { createRealtime } from '#web/realtime/realtime.server.ts';
 import { backendUrl, runs } from '#tests/support/environment.ts';
@@ -155,6 +156,68 @@ describe.each(runs('postgres') && runs('redis') ? ['postgres+redis'] : [])('scal
     } finally {
       publisher.disconnect();
       listener.disconnect();
+      await app.stop();
+    }
+  }, 240_000);
+
+  it('a message on its results channel that is not an outcome is ignored: the process stays up and its changes are answered', async () => {
+    // Each web instance hears the outcomes of its commands on `<prefix>results:<instance>` (the name is in
+    // every command on the bus, and PUBSUB CHANNELS lists it); a message there that was not JSON, or JSON
+    // of another shape, threw in the Redis client's data handler and ended the process.
+    const db = await createTestDatabase('postgres');
+    databases.push(db);
+    const prefix = `test-results-${randomUUID().slice(0, 8)}:`;
+    const port = await freePort();
+    const password = 'results-channel-password';
+    const app = startApp({
+      ROLE: 'all',
+      PORT: String(port),
+      DATABASE_URL: db.url ?? '',
+      REDIS_URL: backendUrl('redis'),
+      REDIS_PREFIX: prefix,
+      SESSION_SECRET: 'r'.repeat(40),
+      ADMIN_PASSWORD: password,
+    });
+    const publisher = createRedisClient(backendUrl('redis'), silentLog, { name: 'test-results-garbage' });
+    try {
+      const site = `http://127.0.0.1:${port}`;
+      await until(
+        async () => (await fetch(`${site}/readyz`).catch(() => undefined))?.status === 200,
+        'the instance to be ready',
+        120_000,
+      );
+      const channels = (await publisher.pubsub('CHANNELS', `${prefix}results:*`)) as string[];
+      expect(channels).toHaveLength(1);
+      const channel = channels[0] ?? '';
+      for (const message of [
+        'not json',
+        'null',
+        '5',
+        JSON.stringify({ commandId: 5 }),
+        JSON.stringify({ commandId: randomUUID(), outcome: null }),
+        JSON.stringify({ commandId: randomUUID(), outcome: { status: 'accepted' } }),
+      ])
+        expect(await publisher.publish(channel, message), message).toBe(1);
+      // A change made after them is answered through the same channel.
+      const admin = new TestClient(site);
+      await admin.signIn('admin@rivals.local', password);
+      await admin.get('/competitors/new');
+      const added = await admin.postForm('/competitors/new', {
+        name: `After garbage ${randomUUID().slice(0, 8)}`,
+        website: '',
+        segmentId: 'smb',
+        threat: 'low',
+        headquarters: '',
+        _idempotency_key: randomUUID(),
+      });
+      expect(added.status, app.stderr()).toBe(302);
+      expect(app.stderr() + app.stdout()).not.toContain('unexpected error');
+      expect(app.child.exitCode).toBe(null);
+      expect(app.stderr() + app.stdout()).toContain(
+        'command results: ignored a message that is not an outcome',
+      );
+    } finally {
+      publisher.disconnect();
       await app.stop();
     }
   }, 240_000);
