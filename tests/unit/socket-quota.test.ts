@@ -18,6 +18,17 @@ describe('socket quota', () => {
     expect(quota.take('u1', connection())).toBe(true);
   });
 
+  it('counts a connection once, however often it connects again (Socket.IO connect, disconnect, connect… on it)', () => {
+    const quota = createSocketQuota(2);
+    const one = connection();
+    for (let i = 0; i < 5; i++) expect(quota.take('u1', one)).toBe(true);
+    expect(quota.held('u1')).toBe(1);
+    // The user's other tabs still get their places.
+    expect(quota.take('u1', connection())).toBe(true);
+    one.emit('close');
+    expect(quota.held('u1')).toBe(1);
+  });
+
   it('forgets a user whose connections all closed', () => {
     const quota = createSocketQuota(2);
     const only = connection();

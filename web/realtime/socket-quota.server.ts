@@ -13,7 +13,7 @@ export interface ClosingConnection {
 }
 
 export interface SocketQuota {
-  /** Counts `connection` against `userId` until it closes; false (and nothing counted) when full. */
+  /** Counts `connection` (once) against `userId` until it closes; false (and nothing counted) when full. */
   take(userId: string, connection: ClosingConnection): boolean;
   /** Sockets counted for the user now. */
   held(userId: string): number;
@@ -21,11 +21,20 @@ export interface SocketQuota {
 
 export function createSocketQuota(maxPerUser = MAX_SOCKETS_PER_USER): SocketQuota {
   const counts = new Map<string, number>();
+  /**
+   * Connections already counted, and for whom. A client may connect, disconnect and connect again on one
+   * connection (Socket.IO packets, no new file descriptor): each connect was counted until the connection
+   * closed, so one connection could take all the places of its user, and their other tabs went without
+   * live updates.
+   */
+  const counted = new WeakMap<ClosingConnection, string>();
   return {
     take(userId, connection) {
+      if (counted.get(connection) === userId) return true;
       const now = counts.get(userId) ?? 0;
       if (now >= maxPerUser) return false;
       counts.set(userId, now + 1);
+      counted.set(connection, userId);
       connection.once('close', () => {
         const left = (counts.get(userId) ?? 1) - 1;
         // No entry for a user without sockets: the map holds only users who are connected.
