@@ -1,4 +1,8 @@
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import type { Socket as NetSocket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_PENDING_PER_ADDRESS } from '#web/realtime/handshake-quota.server.ts';
 import { MAX_SOCKETS_PER_USER } from '#web/realtime/socket-quota.server.ts';
 import type { TestClient } from '#tests/support/test-client.ts';
 import {
@@ -48,5 +52,50 @@ describe.each(securityBackends)('resource limits on %s', (backend) => {
     }
     expect(again.connected).toBe(true);
     for (const socket of [...sockets, again]) socket.disconnect();
+  });
+
+  /** A bare WebSocket upgrade of /socket.io, as anyone can send it: no cookie, and it never asks to join. */
+  function bareUpgrade(): Promise<{ socket?: NetSocket; status: number }> {
+    return new Promise((resolve, reject) => {
+      const { hostname, port } = new URL(app.url);
+      const upgrade = request({
+        hostname,
+        port,
+        path: '/socket.io/?EIO=4&transport=websocket',
+        headers: {
+          Connection: 'Upgrade',
+          Upgrade: 'websocket',
+          'Sec-WebSocket-Version': '13',
+          'Sec-WebSocket-Key': randomBytes(16).toString('base64'),
+        },
+      });
+      upgrade.on('upgrade', (response, socket) => resolve({ socket, status: response.statusCode ?? 0 }));
+      upgrade.on('response', (response) => {
+        response.resume();
+        resolve({ status: response.statusCode ?? 0 });
+      });
+      upgrade.on('error', reject);
+      upgrade.end();
+    });
+  }
+
+  it('one address cannot hold more than a few connections that are not signed in; a signed-in socket still connects once they close', async () => {
+    const tries = await Promise.all(Array.from({ length: MAX_PENDING_PER_ADDRESS + 20 }, bareUpgrade));
+    const held = tries.flatMap((t) => (t.socket ? [t.socket] : []));
+    try {
+      expect(held).toHaveLength(MAX_PENDING_PER_ADDRESS);
+      expect(tries.filter((t) => !t.socket).every((t) => t.status >= 400 && t.status < 500)).toBe(true);
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
+    let socket = app.socket({ cookie: editor.cookieHeader() });
+    for (let attempt = 0; attempt < 50 && !(await handshakeResult(socket)).connected; attempt++) {
+      socket.disconnect();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      socket = app.socket({ cookie: editor.cookieHeader() });
+    }
+    expect(socket.connected).toBe(true);
+    socket.disconnect();
+    expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
   });
 });

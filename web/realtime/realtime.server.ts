@@ -9,6 +9,7 @@ import type { SessionSignals } from '../auth/session-signals.server.ts';
 import { sessionIdOf, type SessionOptions } from '../auth/sessions.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
 import { guardedAdapter } from './guarded-adapter.server.ts';
+import { createHandshakeQuota } from './handshake-quota.server.ts';
 import { bindSocketToSession } from './socket-session.server.ts';
 import { createSocketQuota } from './socket-quota.server.ts';
 
@@ -73,6 +74,7 @@ export function createRealtime(options: {
   log: Logger;
 }): Realtime {
   const { server, redis, sessions, signals, prefix = '', trustProxy = false, log } = options;
+  const handshakes = createHandshakeQuota(trustProxy);
   const io: RealtimeServer = server
     ? new Server(server, {
         path: '/socket.io',
@@ -84,6 +86,8 @@ export function createRealtime(options: {
         // A connection that never asks to join (Socket.IO's default waits 45 s) holds a file descriptor
         // without a session: anyone could pile them up. Our client asks at once.
         connectTimeout: 10_000,
+        // …and one address may hold only so many of those at once (handshake-quota.server.ts).
+        allowRequest: (request, callback) => handshakes.allowRequest(request, callback),
       })
     : new Server();
   const quota = createSocketQuota(options.maxSocketsPerUser);
@@ -134,6 +138,7 @@ export function createRealtime(options: {
               return next(refusal('too many live connections; close some tabs of Rivals'));
             socket.data.user = live.user;
             socket.data.sessionId = sessionId;
+            handshakes.bound(socket.request);
             next();
           },
           (error: unknown) => {
