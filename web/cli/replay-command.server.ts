@@ -18,10 +18,13 @@ interface ReplayOptions {
   batchSize: number;
 }
 
-/** `all` (the default), one name, or a comma-separated list, collected over repeated flags. */
-function choose(names: string[] = ['all']): (typeof allProjections)[number][] {
-  if (names.length === 1 && names[0] === 'all') return [...allProjections];
-  const unknown = names.filter((n) => !allProjections.some((p) => p.name === n));
+/**
+ * `all` (the default), one name, or a comma-separated list, collected over repeated flags; a name given
+ * twice is chosen once, and `all` among names chooses all.
+ */
+export function choose(names: string[] = ['all']): (typeof allProjections)[number][] {
+  if (names.includes('all')) return [...allProjections];
+  const unknown = [...new Set(names.filter((n) => !allProjections.some((p) => p.name === n)))];
   if (unknown.length > 0) {
     throw new UsageError(
       `--projection: unknown projection "${unknown.join(', ')}"; expected all or one or more (comma-separated) of ${allProjections.map((p) => p.name).join(', ')}.`,
