@@ -13,6 +13,25 @@ export type CookieNames = ReturnType<typeof cookieNames>;
 export const newAnonToken = () => randomBytes(24).toString('base64url');
 export const anonTokenPattern = /^[\w-]{20,64}$/;
 
+const TAG_LENGTH = 24;
+
+/**
+ * The anonymous cookie a sign-in leaves (decision 0027): fresh randomness, so no token from before can be
+ * derived again, followed by a tag naming the form token it replaced, so a copy of that form sent later
+ * (a double click whose first answer arrived, a retried POST, a second tab) is known for what it is.
+ */
+export function anonTokenReplacing(secret: string, formToken: string): string {
+  const fresh = randomBytes(18).toString('base64url');
+  return `${fresh}${hmac(secret, `replaced:${fresh}:${formToken}`).slice(0, TAG_LENGTH)}`;
+}
+
+/** Whether `anon` is the cookie a sign-in from the form with `formToken` left (anonTokenReplacing). */
+export function anonTokenReplaced(secret: string, anon: string, formToken: string): boolean {
+  if (anon.length !== 24 + TAG_LENGTH || !formToken) return false;
+  const fresh = anon.slice(0, 24);
+  return safeEqual(anon.slice(24), hmac(secret, `replaced:${fresh}:${formToken}`).slice(0, TAG_LENGTH));
+}
+
 export function setCookie(
   ctx: Context,
   name: string,

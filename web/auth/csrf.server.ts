@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { ForbiddenError, UnauthorizedError } from '#infra/errors.ts';
 import { fromOwnSite, type TrustProxy } from '../site-origin.server.ts';
 import {
@@ -15,6 +15,19 @@ const SESSION_ENDED =
   'Your session has ended (signed out, expired or the account disabled), so nothing was changed. Sign in again and repeat your change.';
 
 /**
+ * Forms that answer a token which no longer matches their own way, by path (after the origin check):
+ * the answer says whether it answered (true) or leaves the request to the usual refusal (false). Only for
+ * forms whose answer never makes a change on a stale page's word (the sign-in form).
+ */
+export type StaleFormAnswers = Readonly<Record<string, (ctx: Context, sent: string) => boolean>>;
+
+/** The stale-form answer for a path as the router matches it: any case, a trailing slash or not. */
+function staleAnswer(answers: StaleFormAnswers | undefined, path: string) {
+  const key = path.toLowerCase().replace(/\/+$/, '');
+  return answers && Object.hasOwn(answers, key) ? answers[key] : undefined;
+}
+
+/**
  * CSRF protection on every state-changing request: the request must come from our own origin
  * (Sec-Fetch-Site / Origin) and carry the token derived from the visitor's session, or, before sign-in,
  * from an anonymous cookie (so the sign-in form is protected too). Forms send `_csrf`; XHR sends
@@ -25,6 +38,8 @@ export function csrfMiddleware(options: {
   https: boolean;
   cookies: CookieNames;
   trustProxy: TrustProxy;
+  /** Forms answered their own way when their token is out of date (after the origin check). */
+  staleForms?: StaleFormAnswers;
 }): Middleware {
   const { secret, https, cookies } = options;
   return async (ctx, next) => {
@@ -45,6 +60,8 @@ export function csrfMiddleware(options: {
       const body = ctx.request.body as Record<string, unknown> | undefined;
       const sent = ctx.get('X-CSRF-Token') || (typeof body?._csrf === 'string' ? body._csrf : '');
       if (!sent || !safeEqual(sent, expected)) {
+        const stale = ctx.method === 'POST' ? staleAnswer(options.staleForms, ctx.path) : undefined;
+        if (stale?.(ctx, sent)) return;
         // The page was signed in, and its session has ended since (signed out elsewhere, expired, or
         // the account disabled): that, not a broken form, is why its token no longer matches. Its
         // cookie may be gone already (signed out in another tab of this browser, or cleared by any

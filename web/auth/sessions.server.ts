@@ -7,7 +7,14 @@ import { reportingWrite, type WriteReport } from '#infra/db/write-report.ts';
 import { sessionTokenPattern } from '../input.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
 import { markOf, type LiveMark } from '../realtime/live-mark.ts';
-import { anonTokenPattern, hmac, newAnonToken, setCookie, type CookieNames } from './cookies.server.ts';
+import {
+  anonTokenPattern,
+  anonTokenReplacing,
+  hmac,
+  newAnonToken,
+  setCookie,
+  type CookieNames,
+} from './cookies.server.ts';
 import type { SessionSignals } from './session-signals.server.ts';
 
 export interface SessionOptions {
@@ -149,7 +156,8 @@ export function sessionMiddleware(options: SessionOptions): Middleware {
  * other request's session behind, live and held by nobody. With the key, the token is derived from the
  * form's key, the browser's anonymous cookie and the user, so both requests set the same cookie and the
  * second finds the first's row. The anonymous cookie is replaced here, so no later sign-in (not even the
- * same form submitted again) can derive a token that existed before.
+ * same form submitted again) can derive a token that existed before; the new one names the form token it
+ * replaced, so that form sent again later is answered as what it is (stale-sign-in.server.tsx).
  */
 export async function startSession(
   ctx: Context,
@@ -172,7 +180,9 @@ export async function startSession(
     [id, userId, absoluteMs / 1000],
   );
   setCookie(ctx, options.cookies.session, token, { https: options.https });
-  setCookie(ctx, options.cookies.anon, newAnonToken(), { https: options.https });
+  const formToken = ctx.state.csrfToken as string | undefined;
+  const nextAnon = formToken ? anonTokenReplacing(options.secret, formToken) : newAnonToken();
+  setCookie(ctx, options.cookies.anon, nextAnon, { https: options.https });
   ctx.state.sessionToken = token;
   return id;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hasControlCharacters, text } from '#events/text.ts';
+import { text } from '#events/text.ts';
 import { TooManyRequestsError } from '#infra/errors.ts';
 import { dummyHash, PASSWORD_MAX_LENGTH, verifyPassword } from '#infra/passwords.ts';
 import { findUserByEmail } from '#projections/user-list/user-list.queries.ts';
@@ -12,6 +12,7 @@ import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, safeNext, type RouteDef } from '../../routing.server.ts';
 import { fieldErrors, formValues } from '../../zod-form.server.ts';
 import { LoginPage } from './login.page.tsx';
+import { keptEmail } from './stale-sign-in.server.tsx';
 
 const loginForm = z.object({
   email: text('Email').trim().max(254, 'Email must be at most 254 characters.'),
@@ -47,9 +48,12 @@ export const loginRoutes: RouteDef[] = [
     const next = safeNext(values.next);
     const parsed = loginForm.safeParse(values);
     if (!parsed.success) {
-      const email = hasControlCharacters(values.email) ? '' : values.email.slice(0, 254);
       const error = Object.values(fieldErrors(parsed.error))[0];
-      renderHtml(ctx, <LoginPage page={pageContext(ctx)} email={email} next={next} error={error} />, 400);
+      renderHtml(
+        ctx,
+        <LoginPage page={pageContext(ctx)} email={keptEmail(values.email)} next={next} error={error} />,
+        400,
+      );
       return;
     }
     const form = parsed.data;
