@@ -20,11 +20,18 @@ export interface UserRow {
 
 const columns = 'id, email, display_name AS "displayName", role, disabled, created_at AS "createdAt"';
 
+/**
+ * The user with this email, in any case. Emails are ASCII, stored in lower case (events/user/fields.ts),
+ * so only ASCII letters are folded, here. The databases' lower() also folds some other letters into ASCII
+ * ones (the dotted capital İ, U+0130, to i, on both backends here, and what it folds depends on the
+ * database's locale), so 'admİn@…', an address nobody has, signed in as admin@…. (Sign-in's text is NFC
+ * already: a Kelvin sign, U+212A, is the letter K, canonically the same.)
+ */
 export async function findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
-  const { rows } = await db.query<UserRow>(
-    `SELECT ${columns} FROM user_list WHERE lower(email) = lower($1)`,
-    [email],
-  );
+  const folded = email.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+  const { rows } = await db.query<UserRow>(`SELECT ${columns} FROM user_list WHERE lower(email) = $1`, [
+    folded,
+  ]);
   return rows[0];
 }
 

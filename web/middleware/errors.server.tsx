@@ -28,6 +28,7 @@ const titles: Record<number, string> = {
   401: 'Please sign in',
   403: 'Not allowed',
   404: 'Not found',
+  405: 'Not here',
   409: 'Changed meanwhile',
   413: 'Too large',
   429: 'Slow down',
@@ -50,6 +51,9 @@ export function errorMiddleware(
       await next();
       if (ctx.status === 404 && ctx.body === undefined)
         throw new AppError(404, 'not_found', 'We could not find that page.');
+      // The router's bare "Method Not Allowed" (a typed /logout, a PUT): said in words, its Allow kept.
+      if (ctx.status === 405 && ctx.body === undefined)
+        throw new AppError(405, 'method_not_allowed', methodNotAllowed(ctx.method));
     } catch (thrown) {
       const error = await storageMissingBehind(thrown, db);
       const known = busyPool(error, db) ?? toAppError(error);
@@ -91,6 +95,11 @@ export function errorMiddleware(
     }
   };
 }
+
+const methodNotAllowed = (method: string) =>
+  method === 'GET' || method === 'HEAD'
+    ? "This address takes a form sent from a Rivals page, not a visit. Go back and use the page's button."
+    : `This address does not take ${method} requests; Rivals' pages send their forms here with POST.`;
 
 /**
  * Where signing in again should lead: the page the user was on. A refused form post (its session ended

@@ -15,12 +15,24 @@ import { LoginPage } from './login.page.tsx';
 import { keptEmail } from './stale-sign-in.server.tsx';
 
 const loginForm = z.object({
-  email: text('Email').trim().max(254, 'Email must be at most 254 characters.'),
+  email: text('Email').trim().min(1, 'Enter your email.').max(254, 'Email must be at most 254 characters.'),
   password: z
     .string()
+    .min(1, 'Enter your password.')
     .max(PASSWORD_MAX_LENGTH, `Password must be at most ${PASSWORD_MAX_LENGTH} characters.`),
   next: z.string(),
 });
+
+const SIGN_IN_FIELDS = ['email', 'password', 'next'] as const;
+
+/** Says so when a sign-in field came twice, as a list or as anything but text. */
+function formShapeError(body: unknown): string | undefined {
+  const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const bad = SIGN_IN_FIELDS.find((name) => fields[name] !== undefined && typeof fields[name] !== 'string');
+  return bad
+    ? `The sign-in form's ${bad} field came more than once or not as text. Sign in from the page's form.`
+    : undefined;
+}
 
 const INCORRECT = 'Email or password is incorrect.';
 
@@ -46,12 +58,16 @@ export const loginRoutes: RouteDef[] = [
   route('POST', '/login', 'public', async (ctx, deps) => {
     const values = formValues(ctx.request.body, ['email', 'password', 'next'] as const);
     const next = safeNext(values.next);
+    // Refused before anything is counted or looked up: a field sent twice or not as text (a script, a
+    // hand-made request) must not read as a wrong password, and one left out is said by name.
     const parsed = loginForm.safeParse(values);
-    if (!parsed.success) {
-      const error = Object.values(fieldErrors(parsed.error))[0];
+    const refusal =
+      formShapeError(ctx.request.body) ??
+      (parsed.success ? undefined : Object.values(fieldErrors(parsed.error))[0]);
+    if (refusal !== undefined || !parsed.success) {
       renderHtml(
         ctx,
-        <LoginPage page={pageContext(ctx)} email={keptEmail(values.email)} next={next} error={error} />,
+        <LoginPage page={pageContext(ctx)} email={keptEmail(values.email)} next={next} error={refusal} />,
         400,
       );
       return;
