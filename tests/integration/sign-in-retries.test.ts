@@ -153,6 +153,23 @@ describe.each(securityBackends)('sign-in and sign-out sent again, on %s', (backe
     expect(retry.headers.get('location')).toBe('/ranking');
   });
 
+  it('a stale sign-in sent as a call (XHR) is told the same in JSON, and signs nobody in', async () => {
+    const user = await signedOutOnTheForm('stale-xhr', 2);
+    const [one, two] = user.forms;
+    if (!one || !two) throw new Error('no forms');
+    expect(
+      (await user.client.postForm('/login', fields(user.email, one.key), { csrf: one.csrf })).status,
+    ).toBe(302);
+    await user.client.get('/competitors');
+    expect((await user.client.postForm('/logout', {})).status).toBe(302);
+
+    const call = await user.client.postJson('/login', fields(user.email, two.key), { csrf: two.csrf });
+
+    expect(call.status).toBe(403);
+    expect(await call.json()).toEqual({ error: { code: 'forbidden', message: STALE } });
+    expect(await sessionsOf(user.id)).toEqual([]);
+  });
+
   it('a Sign out sent twice (double click, second tab) lands signed out both times', async () => {
     const user = await freshUser(app, 'viewer', 'double-sign-out');
     await user.client.get('/competitors');
