@@ -29,6 +29,7 @@ import { competitorFormRoutes } from './pages/competitors/competitor-form.routes
 import { competitorListRoutes } from './pages/competitors/competitor-list.routes.server.tsx';
 import { loginRoutes } from './pages/login/login.routes.server.tsx';
 import { staleSignInForms } from './pages/login/stale-sign-in.server.tsx';
+import { staleSignOutForms } from './pages/login/stale-sign-out.server.tsx';
 import { userRoutes } from './pages/users/users.routes.server.tsx';
 import { mountRoutes, type RouteDef } from './routing.server.ts';
 import { liveMarksAtRender } from './realtime/live-marks.server.ts';
@@ -122,7 +123,7 @@ export function createApp(given: Omit<AppDeps, 'searchReads'>, metrics: Metrics)
       https,
       cookies: deps.sessions.cookies,
       trustProxy: config.TRUST_PROXY,
-      staleForms: staleSignInForms(deps.sessions),
+      staleForms: { ...staleSignInForms(deps.sessions), ...staleSignOutForms() },
     }),
   );
   app.use(liveMarksAtRender(deps.db.pool));

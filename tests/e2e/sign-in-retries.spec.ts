@@ -134,3 +134,34 @@ test('a Sign out clicked twice, or in a second tab after the first signed out, l
   await expect(two.getByRole('heading', { name: 'Sign in to Rivals' })).toBeVisible();
   expect(await signedInAs(two)).toBeNull();
 });
+
+test('a Sign out from a tab opened before this browser signed in again asks again, with a button that works', async ({
+  context,
+  server,
+}) => {
+  const one = await context.newPage();
+  await one.goto(`${server.url}/login`);
+  await fillSignIn(one);
+  await one.getByRole('button', { name: 'Sign in' }).click();
+  await expect(one).toHaveURL(`${server.url}/competitors`);
+  const two = await context.newPage();
+  await two.goto(`${server.url}/ranking`);
+  // Tab one signs out and in again: tab two's page now holds the ended session's token.
+  await one.getByRole('button', { name: 'Sign out' }).click();
+  await fillSignIn(one);
+  await one.getByRole('button', { name: 'Sign in' }).click();
+  await expect(one).toHaveURL(`${server.url}/competitors`);
+  const signedIn = await signedInAs(one);
+  expect(signedIn).toBeTruthy();
+
+  // Said 403 "Your session form token is missing or out of date. Reload the page and try again." before.
+  await two.getByRole('banner').getByRole('button', { name: 'Sign out' }).click();
+  await expect(two.getByRole('heading', { name: 'Sign out?' })).toBeVisible();
+  await expect(
+    two.getByText('its Sign out button was out of date and you are still signed in'),
+  ).toBeVisible();
+  expect(await signedInAs(two)).toBe(signedIn);
+  await two.getByRole('main').getByRole('button', { name: 'Sign out' }).click();
+  await expect(two).toHaveURL(`${server.url}/login`);
+  expect(await signedInAs(two)).toBeNull();
+});
