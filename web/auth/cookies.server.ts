@@ -55,6 +55,28 @@ export function setCookie(
 export const hmac = (secret: string, value: string): string =>
   createHmac('sha256', secret).update(value).digest('base64url');
 
+/**
+ * `hmac(secret, value)` for values asked for again and again: a session's token on each of its requests
+ * (its row id and its form token). The last `max` answers (default 10,000) are kept, so a repeated value
+ * costs a Map lookup instead of a new HMAC, about 20 µs of CPU each on Node 20 and two per signed-in
+ * request. Bounded: past `max`, the longest kept goes (it is computed again if asked for).
+ */
+export function memoHmac(secret: string, max = 10_000): MemoHmac {
+  const kept = new Map<string, string>();
+  const of = (value: string) => {
+    let mac = kept.get(value);
+    if (mac === undefined) {
+      mac = hmac(secret, value);
+      if (kept.size >= max) kept.delete(kept.keys().next().value as string);
+      kept.set(value, mac);
+    }
+    return mac;
+  };
+  return Object.defineProperty(of, 'size', { get: () => kept.size }) as MemoHmac;
+}
+
+export type MemoHmac = ((value: string) => string) & { readonly size: number };
+
 export function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);

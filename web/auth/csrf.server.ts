@@ -3,7 +3,7 @@ import { ForbiddenError, UnauthorizedError } from '#infra/errors.ts';
 import { fromOwnSite, type TrustProxy } from '../site-origin.server.ts';
 import {
   anonTokenPattern,
-  hmac,
+  memoHmac,
   newAnonToken,
   safeEqual,
   setCookie,
@@ -41,7 +41,9 @@ export function csrfMiddleware(options: {
   /** Forms answered their own way when their token is out of date (after the origin check). */
   staleForms?: StaleFormAnswers;
 }): Middleware {
-  const { secret, https, cookies } = options;
+  const { https, cookies } = options;
+  // A session's form token is the same on every request of that session: computed once.
+  const tokenOf = memoHmac(options.secret);
   return async (ctx, next) => {
     let basis = ctx.state.sessionToken as string | undefined;
     if (!basis) {
@@ -51,7 +53,7 @@ export function csrfMiddleware(options: {
         setCookie(ctx, cookies.anon, basis, { https });
       }
     }
-    const expected = hmac(secret, `csrf:${basis}`);
+    const expected = tokenOf(`csrf:${basis}`);
     ctx.state.csrfToken = expected;
 
     if (!SAFE_METHODS.has(ctx.method)) {

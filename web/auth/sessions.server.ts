@@ -11,6 +11,7 @@ import {
   anonTokenPattern,
   anonTokenReplacing,
   hmac,
+  memoHmac,
   newAnonToken,
   setCookie,
   type CookieNames,
@@ -45,8 +46,9 @@ const TOUCH_MS = 60 * 1000;
 
 const newToken = () => randomBytes(32).toString('base64url');
 
+const sessionIdText = (token: string) => `session:${token}`;
 /** The row id of a session: an HMAC of the cookie's token (the token itself is never stored). */
-export const sessionIdOf = (secret: string, token: string): string => hmac(secret, `session:${token}`);
+export const sessionIdOf = (secret: string, token: string): string => hmac(secret, sessionIdText(token));
 
 export interface LiveSession {
   user: SessionUser;
@@ -112,14 +114,6 @@ export async function sessionById(
   return { user, endsAt: new Date(endsAt), listMark };
 }
 
-/** The live session for a session token (HTTP requests), or undefined. */
-export async function sessionForToken(
-  options: SessionOptions,
-  token: string,
-): Promise<LiveSession | undefined> {
-  return sessionById(options, sessionIdOf(options.secret, token));
-}
-
 /**
  * Server-side sessions. The cookie holds a random token; the table holds only its HMAC, so neither a
  * database leak nor a guessed id yields a live session. Every request re-reads the user's role and
@@ -127,6 +121,8 @@ export async function sessionForToken(
  */
 export function sessionMiddleware(options: SessionOptions): Middleware {
   const { https, cookies } = options;
+  // sessionIdOf, kept per token: a session's requests ask for the same id again and again.
+  const idOf = memoHmac(options.secret);
   return async (ctx, next) => {
     const raw = ctx.cookies.get(cookies.session);
     // A cookie that is not even shaped like a token is cleared without a database lookup.
@@ -134,7 +130,7 @@ export function sessionMiddleware(options: SessionOptions): Middleware {
     ctx.state.user = undefined;
     if (raw && !token) setCookie(ctx, cookies.session, null, { https });
     if (token) {
-      const session = await sessionForToken(options, token);
+      const session = await sessionById(options, idOf(sessionIdText(token)));
       if (session) {
         ctx.state.user = session.user;
         ctx.state.sessionToken = token;
