@@ -35,7 +35,10 @@ export function utf8(text: string): Buffer {
   if (most > SCRATCH_MAX) return Buffer.from(text);
   if (scratch.length < most) scratch = Buffer.allocUnsafe(most);
   const length = scratch.write(text);
-  return Buffer.from(scratch.subarray(0, length));
+  // Not Buffer.from(subarray): that zero-fills the new bytes before copying over them.
+  const bytes = Buffer.allocUnsafe(length);
+  scratch.copy(bytes, 0, 0, length);
+  return bytes;
 }
 
 export function renderHtml(ctx: Context, element: ReactElement, status = 200): void {
