@@ -1,7 +1,7 @@
 import type { Queryable } from '#infra/db/database.ts';
 import { prepared } from '#infra/db/prepared.ts';
 import type { CompetitorRow } from './competitor-row.ts';
-import { fromDbRow } from './competitor-list.writer.ts';
+import { fromListRow, isoTimeColumns, type ListDbRow } from './competitor-list.writer.ts';
 import { bothWays, indexedPage, type PageIndexSort } from '../page-index.ts';
 import {
   containsPattern,
@@ -59,10 +59,10 @@ export interface ListResult {
   lastPage: number;
 }
 
-type DbRow = Parameters<typeof fromDbRow>[0];
+type DbRow = ListDbRow;
 
 const selectColumns = `id, name, website, segment_id, segment_name, threat, headquarters, rank, strengths, weaknesses,
-  pricing, general, note_meta, version, created_at, updated_at`;
+  pricing, general, note_meta, version, ${isoTimeColumns}`;
 
 /** The competitor list as searched (deep pages of a search: `cachedSearchPage`). */
 const searchTable: SearchTable = {
@@ -92,7 +92,7 @@ export async function listCompetitors(
       query,
     );
     return {
-      rows: indexed.rows.map(fromDbRow),
+      rows: indexed.rows.map(fromListRow),
       count: { value: indexed.total, exact: true },
       page: indexed.page,
       lastPage: indexed.lastPage,
@@ -112,7 +112,7 @@ export async function listCompetitors(
       query.page,
       query.perPage,
     );
-    if (cached) return { ...cached, rows: cached.rows.map(fromDbRow) };
+    if (cached) return { ...cached, rows: cached.rows.map(fromListRow) };
     return deepSearchPage(db, query, sort);
   }
   // The count and the requested page are independent: ask for both at once (two connections on
@@ -170,7 +170,7 @@ async function rankPage(db: Queryable, query: ListQuery, direction: 'asc' | 'des
   const total = rows[0]?.m_total ?? 0;
   return {
     // An empty table still answers its one row of totals, with no competitor in it.
-    rows: rows.filter((r) => r.id != null).map((r) => fromDbRow(r as DbRow)),
+    rows: rows.filter((r) => r.id != null).map((r) => fromListRow(r as DbRow)),
     count: { value: total, exact: true },
     page: rows[0]?.m_page ?? 1,
     lastPage: Math.max(1, Math.ceil(total / query.perPage)),
@@ -195,7 +195,7 @@ async function fetchPage(
      ORDER BY ${order}`,
     params,
   );
-  return rows.map((r) => fromDbRow(r as DbRow));
+  return rows.map((r) => fromListRow(r as DbRow));
 }
 
 /** Each sort's key over the matching set (`m`), for searches past page 1. */
@@ -230,7 +230,7 @@ async function deepSearchPage(
   );
   const total = rows[0]?.m_total ?? 0;
   return {
-    rows: rows.map(fromDbRow),
+    rows: rows.map(fromListRow),
     count: { value: total, exact: true },
     page: rows[0]?.m_page ?? 1,
     lastPage: Math.max(1, Math.ceil(total / query.perPage)),
@@ -281,6 +281,6 @@ async function exactCount(db: Queryable, where: string, params: unknown[]): Prom
 export async function findCompetitor(db: Queryable, id: string): Promise<CompetitorRow | undefined> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
   const { rows } = await db.query(`SELECT ${selectColumns} FROM competitor_list WHERE id = $1`, [id]);
-  const row = rows[0] as Parameters<typeof fromDbRow>[0] | undefined;
-  return row ? fromDbRow(row) : undefined;
+  const row = rows[0] as Parameters<typeof fromListRow>[0] | undefined;
+  return row ? fromListRow(row) : undefined;
 }

@@ -30,7 +30,17 @@ const recordType = `id uuid, name text, website text, segment_id text, segment_n
   headquarters text, rank int, strengths text, weaknesses text, pricing text, general text, note_meta jsonb,
   version int, created_at timestamptz, updated_at timestamptz`;
 
-export const fromDbRow = (r: DbRow): CompetitorRow => ({
+/** A row as the list's pages read it (competitor-list.queries.ts): its times already ISO text. */
+export type ListDbRow = Omit<DbRow, 'created_at' | 'updated_at'> & {
+  created_iso: string;
+  updated_iso: string;
+};
+
+const rowOf = (
+  r: Omit<DbRow, 'created_at' | 'updated_at'>,
+  createdAt: string,
+  updatedAt: string,
+): CompetitorRow => ({
   id: r.id,
   name: r.name,
   website: r.website,
@@ -42,9 +52,24 @@ export const fromDbRow = (r: DbRow): CompetitorRow => ({
   notes: { strengths: r.strengths, weaknesses: r.weaknesses, pricing: r.pricing, general: r.general },
   noteMeta: r.note_meta,
   version: r.version,
-  createdAt: r.created_at.toISOString(),
-  updatedAt: r.updated_at.toISOString(),
+  createdAt,
+  updatedAt,
 });
+
+export const fromDbRow = (r: DbRow): CompetitorRow =>
+  rowOf(r, r.created_at.toISOString(), r.updated_at.toISOString());
+
+export const fromListRow = (r: ListDbRow): CompetitorRow => rowOf(r, r.created_iso, r.updated_iso);
+
+/**
+ * `created_at` and `updated_at` as the text `Date#toISOString` writes (UTC, to the millisecond, cut not
+ * rounded, as pg's Date is), written by the database: read as Dates, pg parses each and the row mapping
+ * writes it back as text, about 1 µs a value and 30 values a page. Named apart from the columns, so an
+ * `ORDER BY updated_at` in the same statement still sorts by the timestamp (to the microsecond).
+ */
+export const isoTimeColumns = ['created', 'updated']
+  .map((c) => `to_char(${c}_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${c}_iso`)
+  .join(', ');
 
 const toDbRecord = (r: CompetitorRow) => ({
   id: r.id,
