@@ -3,7 +3,8 @@
  *  - koa-embedded: the real app (`web/main.server.ts`) on the embedded database,
  *  - koa-postgres: the real app on Postgres,
  *  - bare: node:http + renderToString of the same page from the same rows in memory (the ceiling),
- *  - koa-memory: the app's middleware stack with the rows in memory and no session query.
+ *  - koa-memory: the app itself (createApp) with the database answered from memory (the page's statements
+ *    and the session lookup), see support/page-server.tsx.
  * Every server runs in its own process; subjects take turns within each round, so noise spreads.
  * Targets: real app ≥ 40% of bare; koa-memory ≥ 80% of bare.
  *
@@ -26,6 +27,7 @@ import {
   waitForStatus,
   type ServerProcess,
 } from './support/server-process.ts';
+import { memorySession } from './support/memory-session.ts';
 import { recordingQueryable } from './support/replay-db.ts';
 import { seedCompetitors } from './support/seed.ts';
 import { ensureAssets, openScratchPostgres } from './support/services.ts';
@@ -89,8 +91,12 @@ try {
     const server = await spawnLocal(env, { args });
     servers.set(subject, { server, cookie: '' });
     const real = subject.startsWith('koa-') && subject !== 'koa-memory';
-    await waitForStatus(server, real ? '/readyz' : pagePath);
-    const cookie = real ? await signIn(server.url, ADMIN_EMAIL, ADMIN_PASSWORD) : '';
+    await waitForStatus(server, real ? '/readyz' : subject === 'bare' ? pagePath : '/healthz');
+    const cookie = real
+      ? await signIn(server.url, ADMIN_EMAIL, ADMIN_PASSWORD)
+      : subject === 'koa-memory'
+        ? memorySession.cookie
+        : '';
     servers.set(subject, { server, cookie });
     const response = await fetch(`${server.url}${pagePath}`, {
       headers: { Cookie: cookie },

@@ -4,24 +4,22 @@
  *
  *  - `bare`: node:http + renderToString of the same React page (`CompetitorListPage`) from the same
  *    rows, prefetched. No framework, no database: the ceiling for this page on this machine.
- *  - `koa-memory`: the app's middleware stack in createApp's order (request context and logging,
- *    metrics, security headers with a fresh CSP nonce, error pages, assets, body parser, flash, CSRF,
- *    router) and the app's own /competitors route (guard, table state, query, render), with the
- *    database answered from memory (queries recorded once from Postgres). Only the session lookup (a
- *    database query per request) is replaced by a fixed signed-in user.
+ *  - `koa-memory`: the app itself (`createApp`, web/app.server.ts: every middleware and route, in its
+ *    order) with the database answered from memory: the page's statements as recorded once from
+ *    Postgres, and the session lookup answered with a fixed signed-in admin (`memorySession`). The
+ *    client sends that session's cookie (`BENCH_SESSION_COOKIE`). What it adds to bare is what the app
+ *    adds to a page, nothing more and nothing less, but the database.
+ *
+ * Both render the page with the same live mark (the session's), so they send the same markup.
  *
  * Env: PORT, HOST, LOG_LEVEL, BENCH_PAGE_MODE (bare | koa-memory), BENCH_PAGE_DATA (JSON file:
- * `{ result, recording }`, see competitors-page.bench.ts); BENCH_KOA_WITHOUT leaves named middleware
- * out of koa-memory (request-context, metrics, security-headers, errors, assets, body, flash, csrf),
- * to see what each costs.
+ * `{ result, recording }`, see competitors-page.bench.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import Router from '@koa/router';
-import Koa from 'koa';
-import { koaBody } from 'koa-body';
 import { renderToString } from 'react-dom/server';
+import { loadConfig } from '#infra/config.ts';
 import type { Database } from '#infra/db/database.ts';
 import { createLogger } from '#infra/logger.ts';
 import { createMetrics } from '#infra/metrics.ts';
@@ -29,22 +27,14 @@ import {
   competitorSortColumns,
   type ListResult,
 } from '#projections/competitor-list/competitor-list.queries.ts';
+import { createSearchPageCache } from '#projections/search-pages.ts';
+import { createApp } from '#web/app.server.ts';
 import type { AppDeps } from '#web/app-deps.server.ts';
 import { loadAssets } from '#web/assets/assets.server.ts';
 import { cookieNames } from '#web/auth/cookies.server.ts';
-import { csrfMiddleware } from '#web/auth/csrf.server.ts';
-import { requestRateLimit } from '#web/middleware/request-rate.server.ts';
-import { flashMiddleware } from '#web/auth/flash.server.ts';
 import { parseTableState } from '#web/components/data-table/table-state.ts';
-import { bodyLimits } from '#web/middleware/body-limits.server.ts';
-import { errorMiddleware } from '#web/middleware/errors.server.tsx';
-import { requestContextMiddleware } from '#web/middleware/request-context.server.ts';
-import { httpMetricsMiddleware } from '#web/middleware/http-metrics.server.ts';
-import { securityHeaders } from '#web/middleware/security-headers.server.ts';
 import { CompetitorListPage } from '#web/pages/competitors/competitor-list.page.tsx';
-import { competitorListRoutes } from '#web/pages/competitors/competitor-list.routes.server.tsx';
-import type { SessionUser } from '#web/pages/page-context.ts';
-import { mountRoutes } from '#web/routing.server.ts';
+import { memorySession } from './memory-session.ts';
 import { replayQueryable } from './replay-db.ts';
 import { assetsDir } from './services.ts';
 
@@ -57,12 +47,7 @@ const data = JSON.parse(await readFile(dataFile, 'utf8')) as { result: ListResul
 const { result } = data;
 const assets = await loadAssets(assetsDir);
 const assetUrls = { css: assets.url('app.css'), js: assets.url('main.js') };
-const user: SessionUser = {
-  id: 'bench-admin',
-  email: 'bench-admin@rivals.test',
-  name: 'Bench Admin',
-  role: 'admin',
-};
+const { user, listMark } = memorySession;
 const secret = 's'.repeat(40);
 
 function bareServer() {
@@ -82,6 +67,7 @@ function bareServer() {
       flash: [],
       timeZone: 'UTC',
       assets: assetUrls,
+      live: { list: listMark },
     };
     const html = `<!doctype html>${renderToString(<CompetitorListPage page={page} state={state} result={result} />)}`;
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
@@ -91,53 +77,30 @@ function bareServer() {
 
 function koaServer() {
   const log = createLogger(process.env.LOG_LEVEL ?? 'info');
-  const metrics = createMetrics();
-  const cookies = cookieNames(false);
-  const app = new Koa({ proxy: false, maxIpsCount: 1 });
-  app.silent = true;
-  const router = new Router();
-  // The app's own route definition, over a database that answers from memory.
-  const pool = replayQueryable(data.recording);
-  // Page 1 without a search: the route reads through searchReads, which passes it straight on (no gate).
-  const deps = {
-    db: { pool } as unknown as Database,
-    searchReads: { run: (_searched, work) => work(pool) },
-  } as AppDeps;
-  mountRoutes(
-    router,
-    competitorListRoutes.filter((r) => r.method === 'GET' && r.path === '/competitors'),
-    deps,
-  );
-  // The order of createApp (web/app.server.ts). BENCH_KOA_WITHOUT (comma-separated names) leaves
-  // pieces out, to see what each costs.
-  const without = new Set((process.env.BENCH_KOA_WITHOUT ?? '').split(',').filter(Boolean));
-  const mount = (name: string, middleware: Koa.Middleware) => {
-    if (!without.has(name)) app.use(middleware);
+  const config = loadConfig({ LOG_LEVEL: 'info', SESSION_SECRET: secret, RATE_LIMIT_REQUESTS: '1000000' });
+  // The page's statements as recorded; the session lookup (sessions.server.ts) for the fixed admin.
+  const pool = replayQueryable(data.recording, memorySession.answer);
+  const db = { kind: 'embedded', pool } as unknown as Database;
+  const unused = {} as never;
+  const deps: Omit<AppDeps, 'searchReads'> = {
+    config,
+    log,
+    db,
+    assets,
+    sessionSecret: secret,
+    sessions: { db: pool, secret, https: false, cookies: cookieNames(false) },
+    searchPages: createSearchPageCache(),
+    // Not on a page view's path.
+    store: unused,
+    gateway: unused,
+    bus: unused,
+    inbox: unused,
+    deadLetters: unused,
+    watcher: unused,
+    redis: undefined,
+    loginLimiter: unused,
   };
-  mount('request-context', requestContextMiddleware(log));
-  mount('metrics', httpMetricsMiddleware(metrics));
-  mount('security-headers', securityHeaders({ https: false }));
-  app.use(async (ctx, next) => {
-    ctx.state.assets = assetUrls;
-    ctx.state.flash = [];
-    ctx.state.nonce ??= 'no-nonce';
-    await next();
-  });
-  mount('errors', errorMiddleware(log));
-  mount('assets', assets.middleware);
-  mount('body', koaBody(bodyLimits));
-  // In place of sessionMiddleware (one database query per request): a fixed signed-in user.
-  app.use(async (ctx, next) => {
-    ctx.state.user = user;
-    ctx.state.sessionToken = 'bench-session-token-0123456789';
-    await next();
-  });
-  mount('request-rate', requestRateLimit({ requests: 1_000_000, windowSeconds: 10, log }));
-  mount('flash', flashMiddleware({ secret, https: false, cookies }));
-  mount('csrf', csrfMiddleware({ secret, https: false, cookies, trustProxy: false }));
-  app.use(router.routes());
-  app.use(router.allowedMethods());
-  return createServer(app.callback());
+  return createServer(createApp(deps, createMetrics()).callback());
 }
 
 const server = mode === 'bare' ? bareServer() : koaServer();

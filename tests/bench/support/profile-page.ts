@@ -10,7 +10,6 @@
  *
  *   npx tsx tests/bench/support/profile-page.ts [--duration=8] [--connections=10] [--mode=koa-memory] [--top=15]
  *     [--keep=dir] (copies the .cpuprofile there, to open in Chrome DevTools)
- *     [--koa-without=errors,csrf] (koa-memory without those middleware, see page-server.tsx)
  */
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -19,6 +18,7 @@ import { listCompetitors } from '#projections/competitor-list/competitor-list.qu
 import { DEFAULT_PER_PAGE } from '#web/components/data-table/table-state.ts';
 import { knob, textKnob } from './knobs.ts';
 import { loadTest } from './load.ts';
+import { memorySession } from './memory-session.ts';
 import { recordingQueryable } from './replay-db.ts';
 import { seedCompetitors } from './seed.ts';
 import { freePort, signIn, spawnNode, waitForStatus, type ServerProcess } from './server-process.ts';
@@ -80,15 +80,18 @@ try {
         LOG_LEVEL: 'info',
         BENCH_PAGE_MODE: mode,
         BENCH_PAGE_DATA: dataFile,
-        BENCH_KOA_WITHOUT: textKnob('koa-without', ''),
       };
   const entry = real ? 'web/main.server.ts' : 'tests/bench/support/page-server.tsx';
   server = spawnNode(
     { HOST: '127.0.0.1', PORT: String(await freePort()), ...env },
     { args: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, entry] },
   );
-  await waitForStatus(server, real ? '/readyz' : '/competitors');
-  const cookie = real ? await signIn(server.url, ADMIN_EMAIL, ADMIN_PASSWORD) : '';
+  await waitForStatus(server, real ? '/readyz' : mode === 'bare' ? '/competitors' : '/healthz');
+  const cookie = real
+    ? await signIn(server.url, ADMIN_EMAIL, ADMIN_PASSWORD)
+    : mode === 'koa-memory'
+      ? memorySession.cookie
+      : '';
   const headers = cookie ? { Cookie: cookie } : undefined;
   await loadTest(`${server.url}/competitors`, { connections, seconds: 2, headers });
   const load = await loadTest(`${server.url}/competitors`, { connections, seconds, headers });
