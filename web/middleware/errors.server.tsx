@@ -53,7 +53,11 @@ export function errorMiddleware(
         throw new AppError(404, 'not_found', 'We could not find that page.');
       // The router's bare "Method Not Allowed" (a typed /logout, a PUT): said in words, its Allow kept.
       if (ctx.status === 405 && ctx.body === undefined)
-        throw new AppError(405, 'method_not_allowed', methodNotAllowed(ctx.method));
+        throw new AppError(
+          405,
+          'method_not_allowed',
+          methodNotAllowed(ctx.method, ctx.response.get('Allow')),
+        );
     } catch (thrown) {
       const error = await storageMissingBehind(thrown, db);
       const known = busyPool(error, db) ?? toAppError(error);
@@ -96,10 +100,13 @@ export function errorMiddleware(
   };
 }
 
-const methodNotAllowed = (method: string) =>
+/** What the address takes, from the router's Allow: a form's (POST) or a page's (GET, visited only). */
+const methodNotAllowed = (method: string, allow: string) =>
   method === 'GET' || method === 'HEAD'
     ? "This address takes a form sent from a Rivals page, not a visit. Go back and use the page's button."
-    : `This address does not take ${method} requests; Rivals' pages send their forms here with POST.`;
+    : allow.split(/,\s*/).includes('POST')
+      ? `This address does not take ${method} requests; Rivals' pages send their forms here with POST.`
+      : `This address does not take ${method} requests: it is a page, open it in the browser.`;
 
 /**
  * Where signing in again should lead: the page the user was on. A refused form post (its session ended
