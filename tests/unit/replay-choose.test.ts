@@ -20,5 +20,7 @@ describe('replay --projection', () => {
 
   it('names each unknown projection once', () => {
     expect(() => choose(['nope', 'audit-log', 'nope'])).toThrow(/^--projection: unknown projection "nope";/);
+    // Beside all too: a mistyped name is said, not swallowed by all (helper-51).
+    expect(() => choose(['all', 'audit-lgo'])).toThrow(/^--projection: unknown projection "audit-lgo";/);
   });
 });

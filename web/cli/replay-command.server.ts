@@ -20,16 +20,16 @@ interface ReplayOptions {
 
 /**
  * `all` (the default), one name, or a comma-separated list, collected over repeated flags; a name given
- * twice is chosen once, and `all` among names chooses all.
+ * twice is chosen once, and `all` among names chooses all (an unknown name beside it is still refused).
  */
 export function choose(names: string[] = ['all']): (typeof allProjections)[number][] {
-  if (names.includes('all')) return [...allProjections];
-  const unknown = [...new Set(names.filter((n) => !allProjections.some((p) => p.name === n)))];
+  const unknown = [...new Set(names.filter((n) => n !== 'all' && !allProjections.some((p) => p.name === n)))];
   if (unknown.length > 0) {
     throw new UsageError(
       `--projection: unknown projection "${unknown.join(', ')}"; expected all or one or more (comma-separated) of ${allProjections.map((p) => p.name).join(', ')}.`,
     );
   }
+  if (names.includes('all')) return [...allProjections];
   return allProjections.filter((p) => names.includes(p.name));
 }
 
