@@ -98,4 +98,37 @@ describe.each(securityBackends)('resource limits on %s', (backend) => {
     socket.disconnect();
     expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
   });
+
+  it('signed-in sockets stop counting against their address once bound: more of them than its limit of unbound ones connect from one address', async () => {
+    // Many people behind one address (a proxy, an office's NAT), each with tabs open: only connections not
+    // yet bound to a session are limited per address, so those already signed in never fill the limit.
+    const perUser = Math.ceil((MAX_PENDING_PER_ADDRESS + 10) / 3);
+    expect(perUser).toBeLessThan(MAX_SOCKETS_PER_USER);
+    const people = [editor, await app.client('admin'), await app.client('viewer')];
+    const sockets = [];
+    for (const person of people) {
+      const cookie = person.cookieHeader();
+      // One person's tabs at a time, so fewer than the limit are ever waiting at once. A refused one is
+      // tried again a few times, as a browser would: the test before may still be closing its connections.
+      for (let tab = 0; tab < perUser; tab++) {
+        let socket = app.socket({ cookie });
+        for (let attempt = 0; attempt < 20 && !(await handshakeResult(socket)).connected; attempt++) {
+          socket.disconnect();
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          socket = app.socket({ cookie });
+        }
+        sockets.push(socket);
+      }
+    }
+    expect(sockets.filter((socket) => !socket.connected)).toEqual([]);
+    try {
+      expect(sockets.length).toBeGreaterThan(MAX_PENDING_PER_ADDRESS);
+      // …and a connection not signed in yet is still let in beside them.
+      const bare = await bareUpgrade();
+      bare.socket?.destroy();
+      expect(bare.status).toBe(101);
+    } finally {
+      for (const socket of sockets) socket.disconnect();
+    }
+  });
 });
