@@ -122,6 +122,7 @@ describe.each(databaseBackends)('/ops on %s', (backend) => {
       return { status: response.status, projections: body.checks.projections };
     };
     await until(async () => (await projectionsCheck()).projections === 'ok', '/readyz to say ok');
+    expect((await projectionsCheck()).status).toBe(200);
 
     // Stop projecting, then write more than the limit allows; the app is shared with the other tests, so
     // its runner and limit are put back however this ends (they failed when this ran before them).
