@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { addressKey } from '#web/address-key.ts';
 import { createHandshakeQuota } from '#web/realtime/handshake-quota.server.ts';
 
 /** An upgrade request from `address` (through a proxy when `forwardedFor` is given). */
@@ -52,5 +53,29 @@ describe('handshake quota', () => {
     const direct = createHandshakeQuota(false, { perAddress: 1 });
     expect(allowed(direct, upgrade('127.0.0.1', '203.0.113.7'))).toBe(true);
     expect(allowed(direct, upgrade('127.0.0.1', '203.0.113.8'))).toBe(false);
+  });
+});
+
+describe('the address a limit counts', () => {
+  it('is an IPv4 address as it is, and an IPv6 address by its /64', () => {
+    expect(addressKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(addressKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(addressKey('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('2001:0db8:0001:0002:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(addressKey('::1')).toBe('0:0:0:0::/64');
+    expect(addressKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
+    expect(addressKey('64:ff9b::192.0.2.1')).toBe('64:ff9b:0:0::/64');
+    expect(addressKey('2001:db8:1:3::1')).not.toBe(addressKey('2001:db8:1:2::1'));
+  });
+
+  it('counts the addresses of one IPv6 /64 together', () => {
+    const quota = createHandshakeQuota(false, { perAddress: 2 });
+    // Said true for every one before: each address of the /64 had places of its own.
+    expect(allowed(quota, upgrade('2001:db8:1:2::a'))).toBe(true);
+    expect(allowed(quota, upgrade('2001:db8:1:2::b'))).toBe(true);
+    expect(allowed(quota, upgrade('2001:db8:1:2:ffff::c'))).toBe(false);
+    expect(allowed(quota, upgrade('2001:db8:1:3::a'))).toBe(true);
+    expect(quota.pending('2001:db8:1:2::99')).toBe(2);
   });
 });

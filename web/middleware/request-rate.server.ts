@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { TooManyRequestsError } from '#infra/errors.ts';
 import type { Logger } from '#infra/logger.ts';
+import { addressKey } from '../address-key.ts';
 
 /** Probes and scrapes: a supervisor or load balancer asking must never be refused for load. */
 const UNCOUNTED = new Set(['/healthz', '/readyz', '/metrics']);
@@ -28,7 +29,8 @@ export function requestRateLimit(options: {
       return;
     }
     const user = (ctx.state.user as { id: string } | undefined)?.id;
-    const key = user ? `user:${user}` : `address:${ctx.ip}`;
+    // Signed out: by address, an IPv6 one by its /64 (one subscriber's whole network).
+    const key = user ? `user:${user}` : `address:${addressKey(ctx.ip)}`;
     try {
       await limiter.consume(key);
     } catch (refused) {

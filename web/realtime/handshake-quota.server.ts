@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { TrustProxy } from '../site-origin.server.ts';
+import { addressKey } from '../address-key.ts';
 
 /**
  * Connections one address, and everyone together, may hold open before they are bound to a session.
@@ -23,15 +24,18 @@ export interface HandshakeQuota {
   ): void;
   /** The connection of `request` is bound to a session now: the per-user quota counts it from here. */
   bound(request: IncomingMessage): void;
-  /** Unbound connections counted now, for an address or in all. */
+  /** Unbound connections counted now, for an address (its /64 when IPv6) or in all. */
   pending(address?: string): number;
 }
 
-/** The client's address, by the rule Koa applies for HTTP (`maxIpsCount: 1`: the last X-Forwarded-For). */
+/**
+ * The client's address, by the rule Koa applies for HTTP (`maxIpsCount: 1`: the last X-Forwarded-For),
+ * counted by its /64 when it is IPv6 (addressKey).
+ */
 function addressOf(request: IncomingMessage, trustProxy: TrustProxy): string {
   const forwarded = trustProxy === false ? undefined : request.headers['x-forwarded-for'];
   const last = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? '')).split(',').at(-1)?.trim();
-  return last || request.socket.remoteAddress || 'unknown';
+  return addressKey(last || request.socket.remoteAddress || 'unknown');
 }
 
 export function createHandshakeQuota(
@@ -67,6 +71,6 @@ export function createHandshakeQuota(
     bound(request) {
       releases.get(request)?.();
     },
-    pending: (address) => (address === undefined ? all : (counts.get(address) ?? 0)),
+    pending: (address) => (address === undefined ? all : (counts.get(addressKey(address)) ?? 0)),
   };
 }

@@ -13,6 +13,7 @@ import { route, safeNext, type RouteDef } from '../../routing.server.ts';
 import { fieldErrors, formValues } from '../../zod-form.server.ts';
 import { LoginPage } from './login.page.tsx';
 import { keptEmail } from './stale-sign-in.server.tsx';
+import { addressKey } from '../../address-key.ts';
 
 const loginForm = z.object({
   email: text('Email').trim().min(1, 'Enter your email.').max(254, 'Email must be at most 254 characters.'),
@@ -76,7 +77,7 @@ export const loginRoutes: RouteDef[] = [
     // The form's own key (a double click or a retry sends it again): one session for both (startSession).
     const key = idempotencyKey(ctx);
     // Counted as a failure now, before the password is checked: guesses sent at once all wait for it.
-    const wait = await deps.loginLimiter.attempt(form.email, ctx.ip);
+    const wait = await deps.loginLimiter.attempt(form.email, addressKey(ctx.ip));
     if (wait > 0) {
       throw new TooManyRequestsError(
         `Too many failed sign-ins. Try again in ${wait} second${wait === 1 ? '' : 's'}.`,
@@ -100,7 +101,7 @@ export const loginRoutes: RouteDef[] = [
       );
       return;
     }
-    await deps.loginLimiter.succeeded(form.email, ctx.ip);
+    await deps.loginLimiter.succeeded(form.email, addressKey(ctx.ip));
     const sessionId = await startSession(ctx, deps.sessions, user.id, key);
     // The sign-in has happened either way: a cap not applied now is applied at the user's next sign-in.
     const ended = await endSessionsBeyondCap(deps.sessions, user.id, sessionId).catch((error: unknown) => {
