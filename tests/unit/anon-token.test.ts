@@ -34,5 +34,8 @@ describe('the anonymous cookie a sign-in leaves', () => {
     expect(anonTokenReplaced(secret, flipped, form)).toBe(false);
     expect(anonTokenReplaced(secret, `${anon}x`, form)).toBe(false);
     expect(anonTokenReplaced(secret, anon.slice(1), form)).toBe(false);
+    // Another cookie's fresh part under this cookie's tag: the tag is bound to its own fresh part.
+    const other = anonTokenReplacing(secret, form);
+    expect(anonTokenReplaced(secret, `${other.slice(0, 24)}${anon.slice(24)}`, form)).toBe(false);
   });
 });
