@@ -1,4 +1,4 @@
-import type { Page } from '@playwright/test';
+import type { BrowserContext, Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.ts';
 import { TEST_ADMIN_EMAIL, TEST_ADMIN_PASSWORD } from './support/server.ts';
 
@@ -14,6 +14,18 @@ const STALE = 'Your sign-in page was out of date. Sign in again.';
 async function fillSignIn(page: Page, email = TEST_ADMIN_EMAIL, password = TEST_ADMIN_PASSWORD) {
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
+}
+
+/** Tab one signs in; tab two then opens /ranking, signed in too. */
+async function signedInWithASecondTab(context: BrowserContext, url: string) {
+  const one = await context.newPage();
+  await one.goto(`${url}/login`);
+  await fillSignIn(one);
+  await one.getByRole('button', { name: 'Sign in' }).click();
+  await expect(one).toHaveURL(`${url}/competitors`);
+  const two = await context.newPage();
+  await two.goto(`${url}/ranking`);
+  return { one, two };
 }
 
 const signedInAs = async (page: Page) =>
@@ -118,13 +130,7 @@ test('a Sign out clicked twice, or in a second tab after the first signed out, l
   context,
   server,
 }) => {
-  const one = await context.newPage();
-  await one.goto(`${server.url}/login`);
-  await fillSignIn(one);
-  await one.getByRole('button', { name: 'Sign in' }).click();
-  await expect(one).toHaveURL(`${server.url}/competitors`);
-  const two = await context.newPage();
-  await two.goto(`${server.url}/ranking`);
+  const { one, two } = await signedInWithASecondTab(context, server.url);
 
   await one.getByRole('button', { name: 'Sign out' }).click();
   await expect(one).toHaveURL(`${server.url}/login`);
@@ -139,13 +145,7 @@ test('a Sign out from a tab opened before this browser signed in again asks agai
   context,
   server,
 }) => {
-  const one = await context.newPage();
-  await one.goto(`${server.url}/login`);
-  await fillSignIn(one);
-  await one.getByRole('button', { name: 'Sign in' }).click();
-  await expect(one).toHaveURL(`${server.url}/competitors`);
-  const two = await context.newPage();
-  await two.goto(`${server.url}/ranking`);
+  const { one, two } = await signedInWithASecondTab(context, server.url);
   // Tab one signs out and in again: tab two's page now holds the ended session's token.
   await one.getByRole('button', { name: 'Sign out' }).click();
   await fillSignIn(one);

@@ -57,6 +57,17 @@ describe.each(securityBackends)('sign-in and sign-out sent again, on %s', (backe
     next: '/ranking',
     _idempotency_key: key,
   });
+  /** Signs in from `form` (tab one), opens a page, and signs out again. */
+  const signInAndOut = async (
+    user: Awaited<ReturnType<typeof signedOutOnTheForm>>,
+    form: { csrf: string; key: string },
+  ) => {
+    expect(
+      (await user.client.postForm('/login', fields(user.email, form.key), { csrf: form.csrf })).status,
+    ).toBe(302);
+    await user.client.get('/competitors');
+    expect((await user.client.postForm('/logout', {})).status).toBe(302);
+  };
   const expectSignedInAs = async (client: TestClient, userId: string) => {
     const answer = await client.get('/session', { headers: { Accept: 'application/json' } });
     expect(((await answer.json()) as { userId: string | null }).userId).toBe(userId);
@@ -131,11 +142,7 @@ describe.each(securityBackends)('sign-in and sign-out sent again, on %s', (backe
     const user = await signedOutOnTheForm('second-tab-out', 2);
     const [one, two] = user.forms;
     if (!one || !two) throw new Error('no forms');
-    expect(
-      (await user.client.postForm('/login', fields(user.email, one.key), { csrf: one.csrf })).status,
-    ).toBe(302);
-    await user.client.get('/competitors');
-    expect((await user.client.postForm('/logout', {})).status).toBe(302);
+    await signInAndOut(user, one);
 
     const tab2 = await user.client.postForm('/login', fields(user.email, two.key), { csrf: two.csrf });
 
@@ -157,11 +164,7 @@ describe.each(securityBackends)('sign-in and sign-out sent again, on %s', (backe
     const user = await signedOutOnTheForm('stale-xhr', 2);
     const [one, two] = user.forms;
     if (!one || !two) throw new Error('no forms');
-    expect(
-      (await user.client.postForm('/login', fields(user.email, one.key), { csrf: one.csrf })).status,
-    ).toBe(302);
-    await user.client.get('/competitors');
-    expect((await user.client.postForm('/logout', {})).status).toBe(302);
+    await signInAndOut(user, one);
 
     const call = await user.client.postJson('/login', fields(user.email, two.key), { csrf: two.csrf });
 
