@@ -84,15 +84,17 @@ export async function writeLinesAtomically(target: string, lines: AsyncIterable<
   // Through a symbolic link, the file it names is replaced, not the link.
   const file = existing ? await realpath(target) : target;
   const partial = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.partial`);
-  // Created and watched in one synchronous step: a signal is handled between steps, so it finds the file
-  // watched. (Opened asynchronously, the file existed before its handler did: a Ctrl-C in between left it.)
+  // Watched before it exists. A signal that comes while the process has no listener for it is not
+  // queued for JavaScript: the system ends the process at once. So a Ctrl-C between creating the file
+  // and listening left it behind, even within one synchronous step (CI saw it twice).
+  const keepOnSignal = removeOnSignal(partial);
   let fd: number;
   try {
     fd = openSync(partial, 'wx');
   } catch (error) {
+    keepOnSignal();
     throw refused(target, error);
   }
-  const keepOnSignal = removeOnSignal(partial);
   const out = createWriteStream(partial, { fd });
   let writeError: unknown;
   out.once('error', (error) => (writeError = error));
