@@ -55,9 +55,10 @@ export default defineConfig({
           globalSetup: ['tests/support/vitest-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
-          // These hold a transaction open on the shared Postgres cluster, which holds back every reader of
-          // every test database's log (the horizon is the cluster's, decision 0002): alone, after the
-          // integration and security files, so that no other file's catch-up waits behind them.
+          // These hold a transaction open on the shared Postgres cluster. Before decision 0028 any such
+          // transaction held back every reader of every test database's log; now only one that writes the
+          // log holds back, and only its own database's readers. They still run alone, after the
+          // integration and security files, so that a regression of that rule shows here and nowhere else.
           maxWorkers: 1,
           sequence: order(2),
         },

@@ -1,6 +1,9 @@
 import type { Database } from '#infra/db/database.ts';
 
-/** A transaction holding a transaction id open on the Postgres cluster, as pg_stat_activity shows it. */
+/** The log's append lock, as `pg_locks` shows it (`pg_advisory_xact_lock_shared(classid, objid)`, migration 031). */
+const appendLock = { classid: 1380537921, objid: 1 };
+
+/** A transaction that may write events, still open, as pg_stat_activity shows it. */
 export interface OpenTransaction {
   pid: number;
   database: string | null;
@@ -13,23 +16,26 @@ export interface OpenTransaction {
 }
 
 /**
- * The oldest transactions holding a transaction id, this database's and the cluster's (one when they are
- * the same): readers of the log wait for the oldest in the whole cluster (decision 0002), and an operator
- * must find it to end it, on a cluster they may share. Empty off Postgres (the embedded database runs one
- * transaction at a time, in the process) and when the statistics cannot be read.
+ * The oldest transactions that hold the log's append lock (they may still write events), the only ones
+ * readers of the log wait for (decision 0028): an operator must find one left open to end it. Empty off
+ * Postgres (the embedded database runs one transaction at a time, in the process) and when the
+ * statistics cannot be read.
  */
 export async function oldestOpenTransactions(db: Database): Promise<OpenTransaction[]> {
   if (db.kind !== 'postgres') return [];
-  const columns = `pid, datname AS database, usename AS user, application_name AS application, state,
-    extract(epoch FROM now() - xact_start)::int AS seconds
-    FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()`;
   const { rows } = await db.pool
     .query<OpenTransaction>(
-      `(SELECT ${columns} AND datname = current_database() ORDER BY age(backend_xid) DESC LIMIT 1)
-       UNION ALL (SELECT ${columns} ORDER BY age(backend_xid) DESC LIMIT 1)`,
+      `SELECT a.pid, a.datname AS database, a.usename AS user, a.application_name AS application, a.state,
+              extract(epoch FROM now() - a.xact_start)::int AS seconds
+       FROM pg_stat_activity a
+       WHERE a.pid <> pg_backend_pid() AND a.datname = current_database()
+         AND EXISTS (SELECT 1 FROM pg_locks l
+                     WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.database = a.datid
+                       AND l.classid = ${appendLock.classid} AND l.objid = ${appendLock.objid} AND l.objsubid = 2)
+       ORDER BY a.xact_start LIMIT 1`,
     )
     .catch(() => ({ rows: [] as OpenTransaction[] }));
-  return rows.filter((row, i) => rows.findIndex((other) => other.pid === row.pid) === i);
+  return rows;
 }
 
 /** One transaction in words: `pid 4242 (database "rivals", application "psql", open 95 s, idle in transaction)`. */
@@ -47,7 +53,7 @@ export function describeTransaction(t: OpenTransaction): string {
 /** What holds the log's readers back and what to do about it (undefined: no transaction to name). */
 export function describeHeldBack(oldest: readonly OpenTransaction[]): string | undefined {
   if (oldest.length === 0) return undefined;
-  return `readers of the log wait for the oldest transaction in the Postgres cluster; the oldest open now: ${oldest.map(describeTransaction).join('; ')}; end it (pg_terminate_backend) or wait for it`;
+  return `readers of the log wait for transactions that write to it; the oldest open now: ${oldest.map(describeTransaction).join('; ')}; end it (pg_terminate_backend) or wait for it`;
 }
 
 /**

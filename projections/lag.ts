@@ -1,6 +1,7 @@
 import type { Queryable } from '#infra/db/database.ts';
 import { allProjections } from './all-projections.ts';
 import type { Projection } from './projection.ts';
+import { horizonCte } from '#events/store/event-log-reader.ts';
 
 export interface ProjectionLag {
   name: string;
@@ -14,8 +15,8 @@ export interface ProjectionLag {
   /** How long the oldest event not yet projected has waited (0 when caught up). */
   lagSeconds: number;
   /**
-   * Of those, the ones it may read now: below the oldest transaction still open in the Postgres cluster
-   * (decision 0002). Behind on these, the projection itself is slow or stopped.
+   * Of those, the ones it may read now: below the oldest transaction still open that may write events
+   * (decisions 0002, 0028). Behind on these, the projection itself is slow or stopped.
    */
   readableEvents: number;
   /** How long the oldest of those has waited (0: none), the first after the checkpoint in commit order. */
@@ -44,7 +45,7 @@ export async function projectionLags(
     waiting_seconds: number | null;
     readable_seconds: number | null;
   }>(
-    `WITH h AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
+    `WITH ${horizonCte}
      SELECT c.projection, c.version, c.position, c.updated_at,
             extract(epoch FROM now() - (SELECT e.recorded_at FROM events e WHERE e.position > c.position
                                         ORDER BY e.position LIMIT 1))::float8 AS waiting_seconds,
@@ -59,7 +60,7 @@ export async function projectionLags(
     readable_head: number | null;
     held_back_seconds: number | null;
   }>(
-    `WITH h AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
+    `WITH ${horizonCte}
      SELECT coalesce((SELECT max(position) FROM events), 0)::bigint AS head,
             (SELECT e.position FROM events e WHERE e.transaction_id < h.xmin
              ORDER BY e.transaction_id DESC, e.position DESC LIMIT 1) AS readable_head,

@@ -9,6 +9,12 @@ export interface StreamState {
 }
 
 /**
+ * `h.xmin`: the commit-safe horizon, read once per statement. Only events of transactions below it are
+ * read: no transaction still able to write an event is older (`log_horizon`, decision 0028).
+ */
+export const horizonCte = 'h AS MATERIALIZED (SELECT log_horizon() AS xmin)';
+
+/**
  * Whether any event lies after the checkpoint. The first one in commit order, not EXISTS: under EXISTS
  * the planner may pick a sequential scan (it expects a match early), and the rows after a checkpoint
  * are the newest, at the end of the table: every idle check of every projection read the whole log.
@@ -51,13 +57,14 @@ export function createEventLogReader(pool: Queryable, registry: EventRegistry) {
 
     /**
      * Events after `after` in commit-safe order: ordered by (transaction, position) and only below the
-     * oldest transaction still running, so an event committed late can never be passed over.
+     * oldest transaction still able to write events, so an event committed late can never be passed over.
      */
     async readAll(after: Checkpoint, limit: number, db: Queryable = pool): Promise<RecordedEvent[]> {
       const { rows } = await db.query<EventRow>(
-        `SELECT ${eventColumns} FROM events
+        `WITH ${horizonCte}
+         SELECT ${eventColumns} FROM events
          WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-           AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+           AND transaction_id < (SELECT xmin FROM h)
          ORDER BY events.transaction_id, events.position
          LIMIT $3`,
         [after.transactionId, after.position, limit],
@@ -80,7 +87,7 @@ export function createEventLogReader(pool: Queryable, registry: EventRegistry) {
         EventRow & { horizon_xid: string | null; horizon_position: number | null }
       >({
         name: 'rivals-read-types',
-        text: `WITH h AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+        text: `WITH ${horizonCte},
          horizon AS (
            SELECT e.transaction_id::text AS xid, e.position FROM events e, h
            WHERE e.transaction_id < h.xmin ORDER BY e.transaction_id DESC, e.position DESC LIMIT 1
