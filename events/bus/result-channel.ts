@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Logger } from '#infra/logger.ts';
+import { sampledWarning } from '#infra/sampled-warning.ts';
 import type { Outcome } from '../command.ts';
 
 export type ResultHandler = (commandId: string, outcome: Outcome) => void;
@@ -79,8 +80,10 @@ export class RedisResultChannel implements ResultChannel {
     // Anything that reaches Redis can publish here (the address is in every command on the bus): a message
     // that was not JSON, or not an outcome, threw in the Redis client's data handler and ended the process.
     // It is dropped; the requester reads the outcome from the event store as when an answer is lost.
-    let warnedAt = 0;
-    let ignored = 0;
+    const ignore = sampledWarning(
+      (report) => log?.warn(report, 'command results: ignored a message that is not an outcome'),
+      WARN_EVERY_MS,
+    );
     this.subscriber.on('message', (_channel: string, message: string) => {
       let parsed: z.infer<typeof resultMessageSchema> | undefined;
       try {
@@ -88,15 +91,7 @@ export class RedisResultChannel implements ResultChannel {
       } catch {
         parsed = undefined;
       }
-      if (!parsed) {
-        ignored++;
-        if (Date.now() - warnedAt >= WARN_EVERY_MS) {
-          log?.warn({ ignored }, 'command results: ignored a message that is not an outcome');
-          warnedAt = Date.now();
-          ignored = 0;
-        }
-        return;
-      }
+      if (!parsed) return ignore();
       for (const handler of this.handlers) handler(parsed.commandId, parsed.outcome);
     });
     this.ready = this.subscriber.subscribe(this.address);

@@ -1,6 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import type { Namespace } from 'socket.io';
 import type { Logger } from '#infra/logger.ts';
+import { sampledWarning } from '#infra/sampled-warning.ts';
 
 /** The events through which the Redis adapter hears its channels on the subscriber client. */
 const MESSAGE_EVENTS = ['message', 'messageBuffer', 'pmessage', 'pmessageBuffer'] as const;
@@ -24,18 +25,11 @@ export function guardedAdapter<A>(
   log: Logger,
 ): AdapterFactory<A> {
   const guarded = new WeakSet<(...args: unknown[]) => unknown>();
-  let ignored = 0;
-  let warnedAt = 0;
-  const dropped = (error: unknown) => {
-    ignored++;
-    if (Date.now() - warnedAt < WARN_EVERY_MS) return;
-    log.warn(
-      { err: error, ignored },
-      'live updates: ignored a message on Redis that this instance could not read',
-    );
-    warnedAt = Date.now();
-    ignored = 0;
-  };
+  const dropped = sampledWarning(
+    (report) =>
+      log.warn(report, 'live updates: ignored a message on Redis that this instance could not read'),
+    WARN_EVERY_MS,
+  );
   const guard =
     (listener: (...args: unknown[]) => unknown) =>
     (...args: unknown[]): void => {
