@@ -55,13 +55,13 @@ describe.each(securityBackends)('resource limits on %s', (backend) => {
   });
 
   /** A bare WebSocket upgrade of /socket.io, as anyone can send it: no cookie, and it never asks to join. */
-  function bareUpgrade(): Promise<{ socket?: NetSocket; status: number }> {
+  function bareUpgrade(query = ''): Promise<{ socket?: NetSocket; head?: Buffer; status: number }> {
     return new Promise((resolve, reject) => {
       const { hostname, port } = new URL(app.url);
       const upgrade = request({
         hostname,
         port,
-        path: '/socket.io/?EIO=4&transport=websocket',
+        path: `/socket.io/?EIO=4&transport=websocket${query}`,
         headers: {
           Connection: 'Upgrade',
           Upgrade: 'websocket',
@@ -69,7 +69,9 @@ describe.each(securityBackends)('resource limits on %s', (backend) => {
           'Sec-WebSocket-Key': randomBytes(16).toString('base64'),
         },
       });
-      upgrade.on('upgrade', (response, socket) => resolve({ socket, status: response.statusCode ?? 0 }));
+      upgrade.on('upgrade', (response, socket, head) =>
+        resolve({ socket, head, status: response.statusCode ?? 0 }),
+      );
       upgrade.on('response', (response) => {
         response.resume();
         resolve({ status: response.statusCode ?? 0 });
@@ -79,8 +81,44 @@ describe.each(securityBackends)('resource limits on %s', (backend) => {
     });
   }
 
+  /** The Engine.IO session id in the first frame the server sends on a bare upgrade (`0{"sid":…}`). */
+  function sessionIdOf(socket: NetSocket, head: Buffer = Buffer.alloc(0)): Promise<string> {
+    return new Promise((resolve, reject) => {
+      let bytes: Buffer = Buffer.alloc(0);
+      const onData = (chunk: Buffer) => {
+        bytes = Buffer.concat([bytes, chunk]);
+        // A server's frame is not masked; its length is in the second byte, or the two after it.
+        const short = (bytes[1] ?? 0) & 0x7f;
+        const [start, length] = short === 126 ? [4, bytes.readUInt16BE(2)] : [2, short];
+        if (bytes.length < start + length) return;
+        socket.off('data', onData);
+        const open = JSON.parse(bytes.subarray(start + 1, start + length).toString()) as { sid?: string };
+        if (open.sid) resolve(open.sid);
+        else reject(new Error(`no session id in ${bytes.toString()}`));
+      };
+      socket.on('data', onData);
+      // What came with the upgrade's answer, if anything, is the frame's start.
+      if (head.length > 0) onData(head);
+    });
+  }
+
+  it("an upgrade that names an open connection's Engine.IO session is refused: it would skip the limit on connections not signed in", async () => {
+    const first = await bareUpgrade();
+    expect(first.status).toBe(101);
+    try {
+      const sid = await sessionIdOf(first.socket as NetSocket, first.head);
+      const second = await bareUpgrade(`&sid=${encodeURIComponent(sid)}`);
+      second.socket?.destroy();
+      expect(second.status).toBe(400);
+    } finally {
+      first.socket?.destroy();
+    }
+  });
+
   it('one address cannot hold more than a few connections that are not signed in; a signed-in socket still connects once they close', async () => {
-    const tries = await Promise.all(Array.from({ length: MAX_PENDING_PER_ADDRESS + 20 }, bareUpgrade));
+    const tries = await Promise.all(
+      Array.from({ length: MAX_PENDING_PER_ADDRESS + 20 }, () => bareUpgrade()),
+    );
     const held = tries.flatMap((t) => (t.socket ? [t.socket] : []));
     try {
       expect(held).toHaveLength(MAX_PENDING_PER_ADDRESS);

@@ -1,4 +1,4 @@
-import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import { createAdapter } from '@socket.io/redis-adapter';
 import { Server, type DefaultEventsMap } from 'socket.io';
 import type { Logger } from '#infra/logger.ts';
@@ -90,6 +90,11 @@ export function createRealtime(options: {
         allowRequest: (request, callback) => handshakes.allowRequest(request, callback),
       })
     : new Server();
+  // Our client speaks WebSocket only, so no request of ours carries an Engine.IO session id (`sid`): it
+  // continues or upgrades a long-polling session. Engine.IO asks `allowRequest` only for new sessions, so
+  // an upgrade naming an open connection's id was let in unchecked and held a second descriptor for
+  // `upgradeTimeout`: the handshake quota's limit, doubled. Refused (400) before Engine.IO reads it.
+  if (server) io.engine.use(refuseSessionIds);
   const quota = createSocketQuota(options.maxSocketsPerUser);
   const clients: Redis[] = [];
   if (redis) {
@@ -178,4 +183,10 @@ export function createRealtime(options: {
       await Promise.all(clients.map((client) => closeRedisClient(client)));
     },
   };
+}
+
+/** Engine.IO middleware: refuses any request that names an Engine.IO session (`?sid=`), see above. */
+function refuseSessionIds(request: IncomingMessage, _response: unknown, next: (error?: Error) => void): void {
+  const named = new URL(request.url ?? '/', 'http://rivals.invalid').searchParams.has('sid');
+  next(named ? new Error('a WebSocket-only server continues no session') : undefined);
 }
