@@ -78,10 +78,10 @@ export function createApp(given: Omit<AppDeps, 'searchReads'>, metrics: Metrics)
   app.use(securityHeaders({ https }));
   app.use(noStoreByDefault);
   const assetUrls = Object.freeze({ css: deps.assets.url('app.css'), js: deps.assets.url('main.js') });
-  app.use(async (ctx, next) => {
+  app.use((ctx, next) => {
     ctx.state.assets = assetUrls;
     ctx.state.flash = [];
-    await next();
+    return next();
   });
   app.use(errorMiddleware(deps.log, deps.db, config.TRUST_PROXY));
   app.use(storageGuard(deps.db));
@@ -100,13 +100,15 @@ export function createApp(given: Omit<AppDeps, 'searchReads'>, metrics: Metrics)
   // Drag-sorting sends whole lists: only those component calls may be larger (their schemas cap them).
   const parseLargeBody = koaBody({ ...bodyOptions, jsonLimit: LARGE_BODY_LIMIT });
   app.use(readableBodiesOnly);
-  app.use(async (ctx, next) => {
-    await (largeBodyComponents.has(ctx.path) ? parseLargeBody : parseBody)(ctx, next);
-  });
-  app.use(async (ctx, next) => {
+  // The layers that do nothing after `next` are not async: they pass the chain's promise on as it is.
+  app.use(
+    (ctx, next) =>
+      (largeBodyComponents.has(ctx.path) ? parseLargeBody : parseBody)(ctx, next) as Promise<void>,
+  );
+  app.use((ctx, next) => {
     if (nestedDeeperThan(ctx.request.body, MAX_JSON_DEPTH))
       throw new ValidationError('The request body is nested too deeply.');
-    await next();
+    return next();
   });
   app.use(sessionMiddleware(deps.sessions));
   app.use(

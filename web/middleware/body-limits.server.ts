@@ -18,10 +18,10 @@ export const bodyLimits = {
  * says what to send, before anything else looks at it: read as nothing, it would be refused later for a
  * missing form token, with advice (reload the page) that cannot help.
  */
-export const readableBodiesOnly: Middleware = async (ctx, next) => {
+export const readableBodiesOnly: Middleware = (ctx, next) => {
   if (ctx.is() !== null && !ctx.is('json', 'urlencoded'))
     throw new UnsupportedMediaTypeError(
       'Send forms as application/x-www-form-urlencoded and calls as application/json; other bodies (such as file uploads) are not accepted.',
     );
-  await next();
+  return next();
 };

@@ -5,7 +5,7 @@ import type { Middleware } from 'koa';
  * assets, a table refresh with its ETag): a page holds its user's data and their form token, and a
  * stored one is shown again, as it was, by Back after sign-out.
  */
-export const noStoreByDefault: Middleware = async (ctx, next) => {
+export const noStoreByDefault: Middleware = (ctx, next) => {
   ctx.set('Cache-Control', 'no-store');
-  await next();
+  return next();
 };

@@ -88,7 +88,8 @@ export function securityHeaders(options: { https: boolean }): Middleware {
     referrerPolicy: { policy: 'same-origin' },
   });
   const nextNonce = nonceSource();
-  return async (ctx, next) => {
+  // Not async: nothing runs after `next`, so the chain's promise is passed on as it is.
+  return (ctx, next) => {
     const nonce = nextNonce();
     ctx.state.nonce = nonce;
     const res = ctx.res;
@@ -96,6 +97,6 @@ export function securityHeaders(options: { https: boolean }): Middleware {
       if ('remove' in op) res.removeHeader(op.remove);
       else res.setHeader(op.set, op.parts.length === 1 ? (op.parts[0] as string) : op.parts.join(nonce));
     }
-    await next();
+    return next();
   };
 }
