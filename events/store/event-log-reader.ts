@@ -1,4 +1,4 @@
-import type { Checkpoint, RecordedEvent } from '../envelope.ts';
+import { compareCheckpoints, type Checkpoint, type RecordedEvent } from '../envelope.ts';
 import type { EventRegistry } from '../registry.ts';
 import { eventColumns, recordedEvent, type EventRow } from './event-row.ts';
 import type { Queryable } from '#infra/db/database.ts';
@@ -75,7 +75,8 @@ export function createEventLogReader(pool: Queryable, registry: EventRegistry) {
     /**
      * Like `readAll`, but only events of the given types, for a reader that ignores the rest. When fewer
      * than `limit` come back, `scannedTo` is how far the log was read (the newest settled event, from
-     * the same snapshot), so the reader's checkpoint can move past events it does not handle.
+     * the same snapshot), so the reader's checkpoint can move past events it does not handle; never at or
+     * behind `after`.
      */
     async readTypes(
       after: Checkpoint,
@@ -109,7 +110,10 @@ export function createEventLogReader(pool: Queryable, registry: EventRegistry) {
       const horizon = rows[0]?.horizon_xid
         ? { transactionId: rows[0].horizon_xid, position: rows[0].horizon_position ?? 0 }
         : undefined;
-      return { events, scannedTo: events.length < limit ? horizon : undefined };
+      // The horizon can move back (decision 0028: a transaction passed over, seen ending by the next
+      // read, bounds it): a scanned-to point behind `after` would move a checkpoint back.
+      const ahead = horizon && compareCheckpoints(horizon, after) > 0 ? horizon : undefined;
+      return { events, scannedTo: events.length < limit ? ahead : undefined };
     },
 
     /** Whether events exist after `after` that `readAll` cannot return yet (their writers still run). */
