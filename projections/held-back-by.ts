@@ -28,7 +28,8 @@ export async function oldestOpenTransactions(db: Database): Promise<OpenTransact
       `SELECT a.pid, a.datname AS database, a.usename AS user, a.application_name AS application, a.state,
               extract(epoch FROM now() - a.xact_start)::int AS seconds
        FROM pg_stat_activity a
-       WHERE a.pid <> pg_backend_pid() AND a.datname = current_database()
+       -- With an id: a writer that has not written yet holds nothing back (its id will be newer).
+       WHERE a.pid <> pg_backend_pid() AND a.datname = current_database() AND a.backend_xid IS NOT NULL
          AND EXISTS (SELECT 1 FROM pg_locks l
                      WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.database = a.datid
                        AND l.classid = ${appendLock.classid} AND l.objid = ${appendLock.objid} AND l.objsubid = 2)

@@ -24,9 +24,10 @@ const timeOf = (b: LogBound | undefined) => (b && 'time' in b ? b.time.toISOStri
  * to the current schema.
  *
  * One read-only REPEATABLE READ snapshot for the whole export, not the commit-safe horizon the
- * projections read below: that horizon is the oldest transaction running anywhere in the cluster (any
- * database), so an unrelated open transaction made the export stop early, silently, at exit 0. A
- * read-only transaction takes no transaction id, so it holds nobody else's horizon back.
+ * projections read below: that horizon stops at the oldest transaction still able to write the log
+ * (decision 0028; before it, any transaction in the cluster), so a writer left open made the export stop
+ * early, silently, at exit 0. A read-only transaction takes no transaction id, so it holds nobody
+ * else's horizon back.
  */
 export async function* exportEvents(
   pool: Pick<Pool, 'connect'>,
