@@ -386,6 +386,8 @@ async function throughput(): Promise<void> {
     await db.close();
     // The baselines' own connections, one per writer (the apps keep their pools to themselves).
     const pool = new pg.Pool({ connectionString: db.url, max: Math.max(clients, baselineWriters) });
+    // end() does not wait for its clients to be gone: the database's forced drop may still end one.
+    pool.on('error', () => undefined);
     cleanup.add(() => pool.end());
 
     const prefix = `bench:notes:${uniqueSuffix()}:`;
