@@ -6,6 +6,7 @@ import { createEventStore, type EventStore } from '#events/store/event-store.ts'
 import { pgErrorCode, type Client } from '#infra/db/database.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { createTestDatabase, type TestDatabase } from '#tests/support/test-database.ts';
+import { random as seededRandom } from '#services/seed/demo-generator.ts';
 
 /**
  * The commit-safe horizon (decisions 0002, 0028) under random interleavings of transactions on one
@@ -14,18 +15,6 @@ import { createTestDatabase, type TestDatabase } from '#tests/support/test-datab
  * while two readers read from their checkpoints with the real `readAll` and `readTypes`. Each step is
  * awaited in a seeded order, so a failing seed replays the same interleaving (`LOG_HORIZON_SEED=…`).
  */
-
-/** A small seeded generator (mulberry32): the same seed, the same interleaving. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** An open transaction on its own connection, and whether it holds the log's append lock now. */
 interface Open {
