@@ -14,30 +14,50 @@ export interface NoteHistoryRow {
   actorName: string;
   changedAt: string;
   position: number;
+  /** Its place in the competitor's whole history: 1, 2, … in the order of the log. */
+  seq: number;
 }
 
-/** Pure: history rows for a batch, each with the text it replaced (from the batch or from `previous`). */
-export function noteHistoryRows(
-  events: readonly NoteUpdated[],
-  previous: ReadonlyMap<string, string>,
-): NoteHistoryRow[] {
-  const latest = new Map(previous);
-  return events.map((e) => {
-    const key = `${e.data.competitorId}:${e.data.column}`;
-    const row: NoteHistoryRow = {
+/** What the history holds already: each note's latest version, and each competitor's last `seq`. */
+export interface StoredHistory {
+  /** By `competitorId:column`. */
+  notes: ReadonlyMap<string, { version: number; value: string }>;
+  /** By competitor id. */
+  seqs: ReadonlyMap<string, number>;
+}
+
+const noteKey = (data: { competitorId: string; column: string }) => `${data.competitorId}:${data.column}`;
+
+/**
+ * Pure: history rows for a batch, each with the text it replaced (from the batch or from what is
+ * stored) and its place in the competitor's history. A version the history holds already (a batch
+ * applied again) gets no row, and so takes no place: the places stay 1..n without a gap.
+ */
+export function noteHistoryRows(events: readonly NoteUpdated[], stored: StoredHistory): NoteHistoryRow[] {
+  const notes = new Map(stored.notes);
+  const seqs = new Map(stored.seqs);
+  const rows: NoteHistoryRow[] = [];
+  for (const e of events) {
+    const key = noteKey(e.data);
+    const latest = notes.get(key);
+    if (latest && e.data.noteVersion <= latest.version) continue;
+    const seq = (seqs.get(e.data.competitorId) ?? 0) + 1;
+    rows.push({
       competitorId: e.data.competitorId,
       column: e.data.column,
       noteVersion: e.data.noteVersion,
       value: e.data.value,
-      previousValue: latest.get(key) ?? '',
+      previousValue: latest?.value ?? '',
       actorId: e.metadata.actor.id,
       actorName: e.metadata.actor.name,
       changedAt: e.metadata.at,
       position: e.position,
-    };
-    latest.set(key, e.data.value);
-    return row;
-  });
+      seq,
+    });
+    notes.set(key, { version: e.data.noteVersion, value: e.data.value });
+    seqs.set(e.data.competitorId, seq);
+  }
+  return rows;
 }
 
 /**
@@ -54,29 +74,41 @@ export const noteHistoryProjection = defineProjection({
   async apply(db, events, tables) {
     const notes = events.filter((e) => e.type === 'CompetitorNoteUpdated') as NoteUpdated[];
     if (notes.length === 0) return;
-    // Only a note's first change in this batch may need the text before it, and version 1 has none.
-    const firsts = new Map<string, NoteUpdated['data']>();
-    for (const e of notes) {
-      const key = `${e.data.competitorId}:${e.data.column}`;
-      if (!firsts.has(key)) firsts.set(key, e.data);
-    }
-    const lookups = [...firsts.values()].filter((d) => d.noteVersion > 1);
-    // One index probe per note (LATERAL … LIMIT 1), whatever the planner thinks of the table's size.
-    const { rows } = await db.query<{ key: string; value: string | null }>(
-      `SELECT k.competitor_id || ':' || k.column_name AS key,
-              (SELECT h.value FROM ${tables.note_history} h
-               WHERE h.competitor_id = k.competitor_id AND h.column_name = k.column_name
-               ORDER BY h.note_version DESC LIMIT 1) AS value
-       FROM unnest($1::uuid[], $2::text[]) AS k(competitor_id, column_name)`,
-      [lookups.map((k) => k.competitorId), lookups.map((k) => k.column)],
+    const keys = new Map(notes.map((e) => [noteKey(e.data), e.data]));
+    // Per note of the batch, its latest stored version (one probe of the primary key each), and per
+    // competitor its last place (one probe of the seq key each), whatever the planner thinks of the size.
+    const { rows } = await db.query<{
+      competitorId: string;
+      key: string;
+      version: number | null;
+      value: string | null;
+      seq: string | null;
+    }>(
+      `SELECT k.competitor_id::text AS "competitorId", k.competitor_id || ':' || k.column_name AS key,
+              latest.note_version AS version, latest.value,
+              (SELECT max(s.seq) FROM ${tables.note_history} s WHERE s.competitor_id = k.competitor_id) AS seq
+       FROM unnest($1::uuid[], $2::text[]) AS k(competitor_id, column_name)
+       LEFT JOIN LATERAL (
+         SELECT h.note_version, h.value FROM ${tables.note_history} h
+         WHERE h.competitor_id = k.competitor_id AND h.column_name = k.column_name
+         ORDER BY h.note_version DESC LIMIT 1) AS latest ON true`,
+      [[...keys.values()].map((k) => k.competitorId), [...keys.values()].map((k) => k.column)],
     );
-    const history = noteHistoryRows(notes, new Map(rows.map((r) => [r.key, r.value ?? ''])));
+    const stored: StoredHistory = {
+      notes: new Map(
+        rows.flatMap((r) =>
+          r.version === null ? [] : [[r.key, { version: r.version, value: r.value ?? '' }]],
+        ),
+      ),
+      seqs: new Map(rows.map((r) => [r.competitorId, Number(r.seq ?? 0)])),
+    };
+    const history = noteHistoryRows(notes, stored);
+    if (history.length === 0) return;
     await db.query(
       `INSERT INTO ${tables.note_history}
-         (competitor_id, column_name, note_version, value, previous_value, actor_id, actor_name, changed_at, position)
+         (competitor_id, column_name, note_version, value, previous_value, actor_id, actor_name, changed_at, position, seq)
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(competitor_id uuid, column_name text, note_version int, value text,
-         previous_value text, actor_id text, actor_name text, changed_at timestamptz, position bigint)
-       ON CONFLICT DO NOTHING`,
+         previous_value text, actor_id text, actor_name text, changed_at timestamptz, position bigint, seq bigint)`,
       [
         JSON.stringify(
           history.map((h) => ({
@@ -89,6 +121,7 @@ export const noteHistoryProjection = defineProjection({
             actor_name: h.actorName,
             changed_at: h.changedAt,
             position: h.position,
+            seq: h.seq,
           })),
         ),
       ],

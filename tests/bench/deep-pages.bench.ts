@@ -36,7 +36,7 @@ import { createSearchPageCache, type SearchPageCache } from '#projections/search
 import { knob, textKnob } from './support/knobs.ts';
 import { reportMachine } from './support/machine.ts';
 import { repoRoot } from './support/services.ts';
-import { medianSpread, percentile, report } from './support/stats.ts';
+import { medianSpread, p50Of, report } from './support/stats.ts';
 
 const sizes = textKnob('sizes', '100000,1000000')
   .split(',')
@@ -223,19 +223,6 @@ async function casesFor(pool: pg.Pool): Promise<Case[]> {
     }
   }
   return cases;
-}
-
-async function p50Of(run: () => Promise<unknown>, n: number): Promise<number> {
-  const samples: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const started = performance.now();
-    await run();
-    samples.push(performance.now() - started);
-  }
-  return percentile(
-    samples.sort((a, b) => a - b),
-    50,
-  );
 }
 
 const keyOf = (c: Case) => `${c.table}.${c.sort}${c.search ? `.search-${c.search}` : ''}`;

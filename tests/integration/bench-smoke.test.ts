@@ -89,6 +89,11 @@ const smallBenches: { script: string; args: string[]; printed: RegExp[] }[] = [
     printed: [/BENCH end-to-end\.sustained .*failed=0 /, /BENCH end-to-end\.latency\.command-to-projected /],
   },
   {
+    script: 'history-pages.bench.ts',
+    args: ['--sizes=2000', '--others=100', '--rounds=1', '--reps=1'],
+    printed: [/BENCH history-pages\.2000\.all\.last /, /BENCH history-pages\.2000\.worst vs_page_1=/],
+  },
+  {
     script: 'live-refresh.bench.ts',
     args: ['--tables=2', '--rate=2', '--competitors=20', '--duration=1', '--rounds=1'],
     printed: [/BENCH live-refresh affected-only tables=2 /, /BENCH live-refresh ratio /],

@@ -160,11 +160,11 @@ describe.each(databaseBackends)('note history: live equals rebuilt on %s', (back
   /** The live rows of these competitors, as stored. */
   async function liveRows(ids: string[]) {
     const { rows } = await db.pool.query<
-      HistoryRow & { changedAt: Date; position: string | number; actorId: string }
+      HistoryRow & { changedAt: Date; position: string | number; actorId: string; seq: string | number }
     >(
       `SELECT competitor_id AS "competitorId", column_name AS "column", note_version AS "noteVersion", value,
               previous_value AS "previousValue", actor_id AS "actorId", actor_name AS "actorName",
-              changed_at AS "changedAt", position
+              changed_at AS "changedAt", position, seq
        FROM note_history WHERE competitor_id = ANY($1::uuid[])
        ORDER BY competitor_id, column_name, note_version`,
       [ids],
@@ -172,12 +172,16 @@ describe.each(databaseBackends)('note history: live equals rebuilt on %s', (back
     return rows;
   }
 
-  /** The same rows derived directly from each competitor's events: a chain of values per column. */
+  /**
+   * The same rows derived directly from each competitor's events: a chain of values per column, and
+   * each change's place in the competitor's whole history (1, 2, … in the order of its stream).
+   */
   async function rowsFromEvents(ids: string[]) {
-    const rows: (HistoryRow & { actorId: string; changedAt: string; position: number })[] = [];
+    const rows: (HistoryRow & { actorId: string; changedAt: string; position: number; seq: number })[] = [];
     for (const id of ids) {
       const { events } = await store.readStream(competitorStream(id));
       const latest = new Map<string, { value: string; version: number }>();
+      let seq = 0;
       for (const event of events) {
         if (event.type !== 'CompetitorNoteUpdated') continue;
         const data = event.data as {
@@ -200,6 +204,7 @@ describe.each(databaseBackends)('note history: live equals rebuilt on %s', (back
           actorName: event.metadata.actor.name,
           changedAt: event.metadata.at,
           position: event.position,
+          seq: ++seq,
         });
         latest.set(data.column, { value: data.value, version: data.noteVersion });
       }
@@ -272,6 +277,7 @@ describe.each(databaseBackends)('note history: live equals rebuilt on %s', (back
               ...r,
               changedAt: r.changedAt.toISOString(),
               position: Number(r.position),
+              seq: Number(r.seq),
             })),
           ).toEqual(fromEvents.map((r) => ({ ...r, changedAt: new Date(r.changedAt).toISOString() })));
           for (const row of rows) {

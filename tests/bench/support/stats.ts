@@ -27,6 +27,20 @@ export function summarize(samples: readonly number[]): Summary {
   };
 }
 
+/** The p50 of `n` sequential calls of `run`, in milliseconds. */
+export async function p50Of(run: () => Promise<unknown>, n: number): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await run();
+    samples.push(performance.now() - started);
+  }
+  return percentile(
+    samples.sort((a, b) => a - b),
+    50,
+  );
+}
+
 /** Median and spread (min–max) of repeated measurements of one figure, e.g. rates from 5 rounds. */
 export function medianSpread(values: readonly number[]): { median: number; min: number; max: number } {
   const sorted = [...values].sort((a, b) => a - b);
