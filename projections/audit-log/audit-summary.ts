@@ -5,6 +5,7 @@ import {
   type CompetitorFieldName,
 } from '#events/competitor/fields.ts';
 import type { Recorded } from '#events/envelope.ts';
+import { cutAtCharacter } from '#events/cut-at-character.ts';
 import type { OrderingEvent } from '#events/ordering/events.ts';
 import type { SegmentEvent } from '#events/segment/events.ts';
 import type { UserEvent } from '#events/user/events.ts';
@@ -108,7 +109,9 @@ export function auditLine(
     case 'CompetitorNoteUpdated': {
       const { competitorId, column, noteVersion, value } = event.data;
       const name = known(competitorId)?.name ?? null;
-      const preview = value.length > 60 ? `${value.slice(0, 60)}…` : value;
+      // Cut between characters: half an emoji would be a lone surrogate, which the audit log's insert (jsonb)
+      // refuses, and the projection would stop at this note for good.
+      const preview = value.length > 60 ? `${cutAtCharacter(value, 60)}…` : value;
       return {
         competitorId,
         competitorName: name,

@@ -176,6 +176,35 @@ describe.each(securityBackends)('input space on %s', (backend) => {
     expect(await live()).toBe(1);
   });
 
+  it('a note whose preview would cut an emoji in half is audited, and the audit log keeps going', async () => {
+    // The audit line previews a note's first 60 UTF-16 units: the 60th was the first half of 😀, and
+    // the lone half made the audit log's jsonb insert fail after the note was answered as saved.
+    const id = await addCompetitor(`Preview ${randomUUID().slice(0, 6)}`);
+    await editor.get('/competitors');
+    const value = `${'a'.repeat(59)}😀 and more`;
+    const saved = await editor.postJson(NOTES, {
+      event: 'update-note',
+      payload: { competitorId: id, column: 'general', value },
+    });
+    expect(await saved.json()).toMatchObject({ status: 'accepted' });
+    const audited = async () =>
+      (
+        await app.db.pool.query<{ summary: string }>(
+          `SELECT summary FROM audit_log WHERE competitor_id = $1 AND type = 'CompetitorNoteUpdated'`,
+          [id],
+        )
+      ).rows[0]?.summary;
+    await waitFor(async () => (await audited()) !== undefined, 'the note in the audit log');
+    expect(await audited()).toBe(`Edited the general note (version 1): ${'a'.repeat(59)}…`);
+    const later = await addCompetitor(`After the preview ${randomUUID().slice(0, 6)}`);
+    await waitFor(
+      async () =>
+        (await app.db.pool.query('SELECT 1 FROM audit_log WHERE competitor_id = $1', [later])).rows.length >
+        0,
+      'the next change in the audit log',
+    );
+  });
+
   it('an "as of" moment that does not exist is refused with what to type, not read as another one', async () => {
     const id = await addCompetitor(`As of ${randomUUID().slice(0, 6)}`);
     const history = (asOf: string) =>

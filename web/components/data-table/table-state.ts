@@ -3,6 +3,8 @@
  * toggle (§3).
  * Pure and shared by the server (parsing a request) and the browser (building the next request).
  */
+import { cutAtCharacter } from '#events/cut-at-character.ts';
+
 export interface TableState {
   search: string;
   /** `column:asc`, `column:desc`, or empty for the table's natural order. */
@@ -22,13 +24,6 @@ const single = (value: QueryValue): string => (Array.isArray(value) ? (value.at(
 
 /** A positive number as written in a URL: digits, maybe a fraction, maybe an exponent (`1e30`). */
 const POSITIVE_NUMBER = /^\+?(\d+\.?\d*|\.\d+)(e\+?\d+)?$/i;
-
-/** At most `max` UTF-16 units, never ending in half of a character (an emoji cut in two). */
-function cutAtCharacter(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const code = text.charCodeAt(max - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
-}
 
 /**
  * Reads the four parameters leniently: invalid values never produce an error page. An unknown sort
