@@ -11,7 +11,7 @@ import { healthRoutes } from './health.server.ts';
 import { errorMiddleware } from './middleware/errors.server.tsx';
 import { httpMetricsMiddleware } from './middleware/http-metrics.server.ts';
 import { requestContextMiddleware } from './middleware/request-context.server.ts';
-import { bodyLimits, readableBodiesOnly } from './middleware/body-limits.server.ts';
+import { bodyLimits, FormNotUtf8Error, readableBodiesOnly } from './middleware/body-limits.server.ts';
 import { nestedDeeperThan } from './middleware/body-depth.server.ts';
 import { storageGuard } from './middleware/storage-guard.server.ts';
 import { securityHeaders } from './middleware/security-headers.server.ts';
@@ -89,6 +89,7 @@ export function createApp(given: Omit<AppDeps, 'searchReads'>, metrics: Metrics)
   const bodyOptions = {
     ...bodyLimits,
     onError: (error: Error) => {
+      if (error instanceof FormNotUtf8Error) throw new ValidationError(error.message);
       throw new ValidationError(
         /too large/i.test(error.message)
           ? 'The request is too large.'

@@ -205,6 +205,50 @@ describe.each(securityBackends)('input space on %s', (backend) => {
     );
   });
 
+  it('a form whose escapes are not UTF-8 is refused saying so, not stored as the escapes', async () => {
+    // qs keeps a malformed escape as the text that was sent: "Acme%FF" was a competitor named "Acme%FF".
+    const post = async (client: TestClient, path: string, body: string) => {
+      await client.get(path === '/users' ? '/users/new' : path);
+      return fetch(`${app.url}${path}`, {
+        method: 'POST',
+        headers: {
+          Cookie: client.cookieHeader(),
+          Origin: app.url,
+          'Content-Type': 'application/x-www-form-urlencoded',
+        },
+        body: `${body}&_csrf=${encodeURIComponent(client.csrfToken)}`,
+        redirect: 'manual',
+      });
+    };
+    const added = await eventCount(app, 'CompetitorAdded');
+    const users = await eventCount(app, 'UserAdded');
+    const competitor = (name: string, headquarters = '') =>
+      `name=${name}&website=&segmentId=smb&threat=low&headquarters=${headquarters}&_idempotency_key=${randomUUID()}`;
+    for (const [client, path, body] of [
+      [editor, '/competitors/new', competitor('%ED%A0%80')],
+      [editor, '/competitors/new', competitor('Acme%FF')],
+      [editor, '/competitors/new', competitor('Acme%C0%80')],
+      [editor, '/competitors/new', competitor('Acme%')],
+      [editor, '/competitors/new', competitor('Acme', 'Paris%E9')],
+      [admin, '/users', `email=u@rivals.test&displayName=N%FF&role=viewer&password=long-enough-password`],
+    ] as const) {
+      const answer = await post(client, path, body);
+      expect(answer.status, body).toBe(400);
+      expect(await messageOf(answer), body).toContain(
+        'The form is not UTF-8 text: a field has a percent-escape that is not UTF-8',
+      );
+    }
+    expect(await eventCount(app, 'CompetitorAdded')).toBe(added);
+    expect(await eventCount(app, 'UserAdded')).toBe(users);
+    // Escapes that are UTF-8 are read as before, a typed % included (a browser sends it as %25).
+    const typed = await post(
+      editor,
+      '/competitors/new',
+      competitor(`Acme%25%20%C3%A9 ${randomUUID().slice(0, 6)}`),
+    );
+    expect(typed.status).toBe(302);
+  });
+
   it('an "as of" moment that does not exist is refused with what to type, not read as another one', async () => {
     const id = await addCompetitor(`As of ${randomUUID().slice(0, 6)}`);
     const history = (asOf: string) =>

@@ -1,6 +1,29 @@
 import type { Middleware } from 'koa';
 import { UnsupportedMediaTypeError } from '#infra/errors.ts';
 
+/** A form field whose percent-escapes are not UTF-8 text (`%ED%A0%80`, `%FF`, a lone `%`). */
+export class FormNotUtf8Error extends Error {
+  constructor() {
+    super(
+      'The form is not UTF-8 text: a field has a percent-escape that is not UTF-8 (such as %FF or a lone %). Send every field percent-encoded as UTF-8, as browsers do.',
+    );
+  }
+}
+
+/**
+ * Reads a form field as qs does, except that a malformed escape is refused instead of being kept as it
+ * was sent: qs's own decoder answers `%ED%A0%80` or `Acme%FF` as that text, so a script's broken name
+ * was stored as the escape itself, and answered as saved.
+ */
+export function decodeFormField(text: string): string {
+  const spaced = text.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    throw new FormNotUtf8Error();
+  }
+}
+
 /** What the body parser accepts: forms and JSON of 64 kB at most, flat query strings. */
 export const bodyLimits = {
   multipart: false,
@@ -10,7 +33,7 @@ export const bodyLimits = {
   formLimit: '64kb',
   jsonLimit: '64kb',
   jsonStrict: true,
-  queryString: { depth: 1, parameterLimit: 50, arrayLimit: 20 },
+  queryString: { depth: 1, parameterLimit: 50, arrayLimit: 20, decoder: decodeFormField },
 };
 
 /**
