@@ -363,6 +363,27 @@ test.describe('saving a note', () => {
     expect(calls).toHaveLength(1);
   });
 
+  test('a note pasted decomposed (NFD) within 10,000 characters is saved, not refused as too large', async ({
+    page,
+    server,
+    throwaway,
+  }) => {
+    const { id, name } = await throwaway('Decomposed');
+    await gotoReady(page, `${server.url}/competitors?search=${encodeURIComponent(name)}`);
+    // 10,000 Hangul syllables: 30 kB composed, 29,642 code points and 89 kB decomposed (over 64 kB).
+    const composed = Array.from({ length: 10_000 }, (_, i) => String.fromCharCode(0xac00 + i)).join('');
+    await indicator(page, id, 'general').click();
+    const d = notesDialog(page);
+    await expect(d.textarea).toBeVisible();
+    await d.textarea.fill(composed.normalize('NFD'));
+    const answered = page.waitForResponse((r) => isNoteCall(r.request()));
+    await d.save.click();
+    const answer = await answered;
+    expect(answer.status(), await answer.text()).toBe(200);
+    await expect(d.dialog).toBeHidden();
+    await expect(indicator(page, id, 'general')).toHaveAttribute('data-version', '1');
+  });
+
   test('from the battlecard: the card shows the text with its line breaks and who edited it, without a reload', async ({
     page,
     server,

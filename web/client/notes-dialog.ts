@@ -58,7 +58,10 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
       'competitor-notes',
       {
         event: 'update-note',
-        payload: { competitorId: target.competitorId, column: target.column, value: text },
+        // Composed (NFC), as the server counts and stores it: a note pasted decomposed (NFD, as macOS
+        // file names and some pastes are) can be three times the bytes of the same note composed, and
+        // was refused as too large although the note is within its 10,000 characters.
+        payload: { competitorId: target.competitorId, column: target.column, value: text.normalize('NFC') },
         expect: { version: expected },
       },
       sent.key,
