@@ -205,6 +205,24 @@ describe.each(securityBackends)('input space on %s', (backend) => {
     );
   });
 
+  it("a note's tooltip in the table is cut between characters, not through an emoji", async () => {
+    const name = `Tooltip ${randomUUID().slice(0, 6)}`;
+    const id = await addCompetitor(name);
+    await editor.get('/competitors');
+    const saved = await editor.postJson(NOTES, {
+      event: 'update-note',
+      payload: { competitorId: id, column: 'pricing', value: `${'p'.repeat(199)}😀 and more` },
+    });
+    expect(await saved.json()).toMatchObject({ status: 'accepted' });
+    const row = async () => {
+      const html = await (await editor.get(`/competitors?search=${encodeURIComponent(name)}`)).text();
+      return /data-column="pricing"[^>]*title="([^"]*)"/.exec(html)?.[1];
+    };
+    await waitFor(async () => (await row())?.startsWith('p') ?? false, 'the note in the table');
+    // The 200th UTF-16 unit is the first half of 😀: the page showed a replacement character (U+FFFD).
+    expect(await row()).toBe('p'.repeat(199));
+  });
+
   it('a form whose escapes are not UTF-8 is refused saying so, not stored as the escapes', async () => {
     // qs keeps a malformed escape as the text that was sent: "Acme%FF" was a competitor named "Acme%FF".
     const post = async (client: TestClient, path: string, body: string) => {

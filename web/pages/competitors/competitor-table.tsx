@@ -1,3 +1,4 @@
+import { cutAtCharacter } from '#events/cut-at-character.ts';
 import type { NoteColumn } from '#events/competitor/fields.ts';
 import { noteColumns } from '#events/competitor/fields.ts';
 import type { CompetitorRow } from '#projections/competitor-list/competitor-row.ts';
@@ -38,7 +39,7 @@ export function NoteIndicators({ row, canEdit }: { row: CompetitorRow; canEdit: 
               data-value={row.notes[column]}
               data-can-edit={canEdit ? 'true' : 'false'}
               aria-label={label}
-              title={has ? row.notes[column].slice(0, 200) : `No ${column} note`}
+              title={has ? cutAtCharacter(row.notes[column], 200) : `No ${column} note`}
               disabled={!has && !canEdit}
             >
               {noteLabels[column].charAt(0)}
