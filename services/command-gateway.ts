@@ -56,7 +56,12 @@ const refusedBytes = (error: unknown) => ['22P05', '22P02', '22021'].includes(pg
  * (workers re-send what stays in the inbox).
  */
 export class CommandGateway {
-  private readonly waiting = new Map<string, (outcome: Outcome) => void>();
+  /**
+   * Who waits for each command's outcome on this instance. A set: the same key sent twice at once (a
+   * double click, two tabs) is two callers of one command, and the answer must reach the one that admitted
+   * it, not only the one that registered last (it would wait out its whole budget).
+   */
+  private readonly waiting = new Map<string, Set<(outcome: Outcome) => void>>();
   private busDown = false;
 
   constructor(
@@ -77,7 +82,9 @@ export class CommandGateway {
       checkStorage?: () => Promise<void>;
     },
   ) {
-    deps.results.subscribe((commandId, outcome) => this.waiting.get(commandId)?.(outcome));
+    deps.results.subscribe((commandId, outcome) => {
+      for (const resolve of this.waiting.get(commandId) ?? []) resolve(outcome);
+    });
   }
 
   async dispatch(command: Command, actor: Actor, options: DispatchOptions = {}): Promise<Dispatched> {
@@ -90,7 +97,7 @@ export class CommandGateway {
       replyTo: this.deps.results.address,
       command,
     };
-    const answered = new Promise<Outcome>((resolve) => this.waiting.set(commandId, resolve));
+    const { answered, release } = this.awaitResult(commandId);
     try {
       const admission = await this.admit(envelope, options.requestDigest);
       switch (admission.kind) {
@@ -108,8 +115,24 @@ export class CommandGateway {
           return { commandId, outcome: await this.poll(commandId, options.timeoutMs) };
       }
     } finally {
-      this.waiting.delete(commandId);
+      release();
     }
+  }
+
+  /** This command's outcome as the results channel brings it; `release` when no longer waiting. */
+  private awaitResult(commandId: string): { answered: Promise<Outcome>; release: () => void } {
+    const waiters = this.waiting.get(commandId) ?? new Set<(outcome: Outcome) => void>();
+    this.waiting.set(commandId, waiters);
+    const mine: Array<(outcome: Outcome) => void> = [];
+    const answered = new Promise<Outcome>((resolve) => {
+      mine.push(resolve);
+      waiters.add(resolve);
+    });
+    const release = () => {
+      for (const resolve of mine) waiters.delete(resolve);
+      if (waiters.size === 0 && this.waiting.get(commandId) === waiters) this.waiting.delete(commandId);
+    };
+    return { answered, release };
   }
 
   private async admit(envelope: CommandEnvelope, requestDigest: string | undefined) {

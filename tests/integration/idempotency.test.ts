@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { competitorStream } from '#events/streams.ts';
+import { CHANGE_WAIT_MS } from '#web/commands.server.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
@@ -93,6 +94,28 @@ describe.each(databaseBackends)('idempotency keys on %s', (backend) => {
     const answers = await Promise.all(Array.from({ length: 5 }, () => note(editor, id, 'raced', key)));
     expect(answers.every((a) => a.status === 200 || a.status === 202)).toBe(true);
     expect(await eventCount()).toBe(before + 1);
+  });
+
+  it('concurrent sends of one key are each answered once it is handled, not at the end of the wait', async () => {
+    const id = await newCompetitor();
+    await editor.get('/competitors');
+    const key = randomUUID();
+    const send = async () => {
+      const started = Date.now();
+      const response = await editor.postJson(
+        NOTES,
+        { event: 'update-note', payload: { competitorId: id, column: 'general', value: 'double' } },
+        { headers: { 'Idempotency-Key': key } },
+      );
+      const body = (await response.json()) as { status?: string };
+      return { status: body.status, ms: Date.now() - started };
+    };
+    // Sent together, on one instance: the one that admitted the command waits for the worker's answer;
+    // the others (a retry in flight) wait for that same answer.
+    const answers = await Promise.all([send(), send(), send()]);
+    expect(answers.map((a) => a.status)).toEqual(['accepted', 'accepted', 'accepted']);
+    // The wait's budget is CHANGE_WAIT_MS (5 s); a handled note is answered in well under that.
+    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(CHANGE_WAIT_MS - 1_000);
   });
 
   it("another user's key is refused and changes nothing", async () => {
