@@ -3,7 +3,7 @@ import type { CommandBus } from '#events/bus/command-bus.ts';
 import type { ResultChannel } from '#events/bus/result-channel.ts';
 import type { Command, CommandEnvelope, Outcome } from '#events/command.ts';
 import type { Actor } from '#events/envelope.ts';
-import type { CommandInbox } from '#events/store/command-inbox.ts';
+import type { CommandInbox, EarlierAdmission } from '#events/store/command-inbox.ts';
 import type { EventLogWriter } from '#events/store/event-log-writer.ts';
 import { isDatabaseUnavailable, pgErrorCode, unavailableReason } from '#infra/db/database.ts';
 import type { WriteReport } from '#infra/db/write-report.ts';
@@ -100,22 +100,51 @@ export class CommandGateway {
     const { answered, release } = this.awaitResult(commandId);
     try {
       const admission = await this.admit(envelope, options.requestDigest);
-      switch (admission.kind) {
-        case 'handled':
-          return { commandId, outcome: admission.outcome };
-        case 'foreign':
-          return { commandId, outcome: keyOfAnotherUser };
-        case 'different':
-          return { commandId, outcome: keyOfADifferentRequest };
-        case 'admitted':
-          await this.send(envelope);
-          return { commandId, outcome: await this.outcome(commandId, answered, options.timeoutMs) };
-        case 'in-flight':
-          // A retry of a command still being handled: its answer goes to whoever sent it first.
-          return { commandId, outcome: await this.poll(commandId, options.timeoutMs) };
-      }
+      if (admission.kind !== 'admitted') return this.earlier(commandId, admission, options.timeoutMs);
+      await this.send(envelope);
+      return { commandId, outcome: await this.outcome(commandId, answered, options.timeoutMs) };
     } finally {
       release();
+    }
+  }
+
+  /**
+   * The outcome of a key sent before, admitting nothing: undefined when it never was. A request that
+   * finds nothing left to do asks this first: as the retry of one that did it, it gets that one's answer.
+   */
+  async recall(
+    commandId: string,
+    actor: Actor,
+    options: Pick<DispatchOptions, 'requestDigest' | 'timeoutMs'> = {},
+  ): Promise<Dispatched | undefined> {
+    let admission;
+    try {
+      admission = await this.deps.inbox.recall(commandId, actor.id, options.requestDigest);
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      throw new ServiceUnavailableError(
+        `Your change could not be checked because ${unavailableReason(error)}. Please try again in a moment.`,
+      );
+    }
+    return admission && this.earlier(commandId, admission, options.timeoutMs);
+  }
+
+  /** The answer for a key admitted before: its outcome, or a refusal of the key. */
+  private async earlier(
+    commandId: string,
+    admission: EarlierAdmission,
+    timeoutMs: number | undefined,
+  ): Promise<Dispatched> {
+    switch (admission.kind) {
+      case 'handled':
+        return { commandId, outcome: admission.outcome };
+      case 'foreign':
+        return { commandId, outcome: keyOfAnotherUser };
+      case 'different':
+        return { commandId, outcome: keyOfADifferentRequest };
+      case 'in-flight':
+        // A retry of a command still being handled: its answer goes to whoever sent it first.
+        return { commandId, outcome: await this.poll(commandId, timeoutMs) };
     }
   }
 

@@ -89,6 +89,40 @@ export async function dispatchAndWaitVisible(
       timeoutMs: budgetMs,
     },
   );
+  return untilVisible(deps, { commandId, outcome }, projections, deadline);
+}
+
+/**
+ * The change this request is the retry of (the same key, sent with the same request), waited for as
+ * `dispatchAndWaitVisible` waits; undefined when the request carries no key or its key was never sent.
+ * For a request that finds nothing left to do, because the change it asks for is already made: a move
+ * button's item at the end of its list is there because this very request, sent before, moved it.
+ */
+export async function recallChange(
+  ctx: Context,
+  deps: Pick<AppDeps, 'gateway' | 'watcher'>,
+  projections: readonly ProjectionName[],
+  budgetMs = CHANGE_WAIT_MS,
+): Promise<CommandResult | undefined> {
+  const key = idempotencyKey(ctx);
+  if (!key) return undefined;
+  const deadline = Date.now() + budgetMs;
+  const user = ctx.state.user as SessionUser;
+  const earlier = await deps.gateway.recall(
+    key,
+    { id: user.id, name: user.name },
+    { requestDigest: requestDigest(ctx), timeoutMs: budgetMs },
+  );
+  return earlier && untilVisible(deps, earlier, projections, deadline);
+}
+
+/** Waits, until `deadline`, for the read models to show an accepted change. */
+async function untilVisible(
+  deps: Pick<AppDeps, 'watcher'>,
+  { commandId, outcome }: { commandId: string; outcome: Outcome | undefined },
+  projections: readonly ProjectionName[],
+  deadline: number,
+): Promise<CommandResult> {
   if (outcome?.status !== 'accepted') return { commandId, outcome, visible: false };
   if (outcome.positions.length === 0) return { commandId, outcome, visible: true };
   const target = { transactionId: outcome.transactionId, position: Math.max(...outcome.positions) };

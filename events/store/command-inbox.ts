@@ -13,12 +13,37 @@ export type Admission =
   /** The key came back with a different request than the one it was first sent with. */
   | { kind: 'different' };
 
+/** What a key sent before comes to: anything but a new admission. */
+export type EarlierAdmission = Exclude<Admission, { kind: 'admitted' }>;
+
 /** The answer for a command the workers gave up on (see the dead letters on /ops). */
 export const givenUp: Outcome = {
   status: 'rejected',
   code: 'failed',
   message: 'This change could not be saved because of a server problem. Please try again later.',
 };
+
+interface EarlierRow {
+  outcome: Outcome | null;
+  owner: string | null;
+  given_up: boolean | null;
+  digest: string | null;
+}
+
+/** A key that was admitted before, as this actor and request find it. */
+function earlierAdmission(
+  row: EarlierRow | undefined,
+  actorId: string,
+  requestDigest: string | undefined,
+): EarlierAdmission {
+  if (row?.owner && row.owner !== actorId) return { kind: 'foreign' };
+  if (requestDigest && row?.digest && row.digest !== requestDigest) return { kind: 'different' };
+  if (row?.outcome) return { kind: 'handled', outcome: row.outcome };
+  // Settled without an outcome: the workers gave up on it (it is in the dead letters).
+  if (row?.given_up) return { kind: 'handled', outcome: givenUp };
+  // Admitted before (by this user, for this request) and not handled yet: its handler records the outcome.
+  return { kind: 'in-flight' };
+}
 
 /**
  * The durable half of "accepted": commands are written here (Postgres) before anyone is told they were
@@ -65,23 +90,26 @@ export class CommandInbox {
     // snapshot (the insert waited for it, then did nothing). Its row is committed now: read it, so another
     // user's key or a different request is refused here too, not answered with that request's outcome.
     const row = rows[0]?.owner ? rows[0] : ((await this.earlier(envelope.commandId)) ?? rows[0]);
-    if (row?.owner && row.owner !== envelope.actor.id) return { kind: 'foreign' };
-    if (requestDigest && row?.digest && row.digest !== requestDigest) return { kind: 'different' };
-    if (row?.outcome) return { kind: 'handled', outcome: row.outcome };
-    // Settled without an outcome: the workers gave up on it (it is in the dead letters).
-    if (row?.given_up) return { kind: 'handled', outcome: givenUp };
-    // Admitted before (by this user, for this request) and not handled yet: its handler records the outcome.
-    return { kind: 'in-flight' };
+    return earlierAdmission(row, envelope.actor.id, requestDigest);
+  }
+
+  /**
+   * What became of a key sent before, without admitting anything: undefined when it was never admitted.
+   * For a request that finds nothing left to do (a move button whose item already moved to the end): if
+   * it is the retry of one that did it, it is answered as that one was.
+   */
+  async recall(
+    commandId: string,
+    actorId: string,
+    requestDigest?: string,
+  ): Promise<EarlierAdmission | undefined> {
+    const row = await this.earlier(commandId);
+    return row && earlierAdmission(row, actorId, requestDigest);
   }
 
   /** The key's row as committed now, with its outcome if it has one. */
-  private async earlier(commandId: string) {
-    const { rows } = await this.db.query<{
-      outcome: Outcome | null;
-      owner: string | null;
-      given_up: boolean | null;
-      digest: string | null;
-    }>(
+  private async earlier(commandId: string): Promise<EarlierRow | undefined> {
+    const { rows } = await this.db.query<EarlierRow>(
       `SELECT (SELECT outcome FROM command_outcomes WHERE command_id = $1) AS outcome, actor_id AS owner,
               settled_at IS NOT NULL AS given_up, request_digest AS digest
        FROM command_inbox WHERE command_id = $1`,

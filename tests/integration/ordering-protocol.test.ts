@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventRegistry } from '#events/all-events.ts';
@@ -244,6 +245,39 @@ describe.each(databaseBackends)('drag-sorting on %s', (backend) => {
     expect((await board()).groups.map((g) => g.id).indexOf('smb')).toBe(
       boardBefore.groups.map((g) => g.id).indexOf('smb') - 1,
     );
+  });
+
+  it('a move button sent again after its click moved the item to the end (a resubmission, a double click) says moved, and moved it once', async () => {
+    /** The notice the page after a form's redirect shows. */
+    const noticeAfter = async (response: Response) => {
+      const html = await (await editor.get(response.headers.get('location') ?? '/')).text();
+      return /class="flash flash--[^"]*"[^>]*>([^<]*)</.exec(html)?.[1] ?? '';
+    };
+    const before = await ranking();
+    const second = before.ids[1] as string;
+    const click = { move: `${second}:up`, expect: String(before.version), _idempotency_key: randomUUID() };
+    const first = await editor.postForm('/ranking/move', click);
+    expect(await noticeAfter(first)).toMatch(/^Moved /);
+    const events = await eventCount();
+    // The answer was lost: the browser sends the same form again. The competitor is at the top now.
+    const again = await editor.postForm('/ranking/move', click);
+    expect(await noticeAfter(again)).toMatch(/^Moved /);
+    expect((await ranking()).ids).toEqual([second, before.ids[0], ...before.ids.slice(2)]);
+    expect(await eventCount()).toBe(events);
+
+    // A segment moved to the last place, its click sent again.
+    const board0 = await board();
+    const ids0 = board0.groups.map((g) => g.id);
+    const last = ids0.at(-2) as string;
+    const down = { segment: `${last}:down`, expect: String(board0.version), _idempotency_key: randomUUID() };
+    expect(await noticeAfter(await editor.postForm('/segments/move', down))).toMatch(/^Moved the segment /);
+    expect(await noticeAfter(await editor.postForm('/segments/move', down))).toMatch(/^Moved the segment /);
+    expect((await board()).groups.map((g) => g.id)).toEqual([...ids0.slice(0, -2), ids0.at(-1), last]);
+
+    // A new click (a fresh key) on the top competitor's Move up is still told it cannot move.
+    const top = await ranking();
+    const fresh = { move: `${top.ids[0]}:up`, expect: String(top.version), _idempotency_key: randomUUID() };
+    expect(await noticeAfter(await editor.postForm('/ranking/move', fresh))).toMatch(/cannot move further/);
   });
 
   it('20 concurrent drops on one version: exactly one accepted per version; the result equals a replay', async () => {

@@ -7,7 +7,7 @@ import { readOrdering, type SortableCompetitor } from '#projections/competitor-l
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { can } from '#events/user/permissions.ts';
-import { changeNotice, dispatchAndWaitVisible } from '../../commands.server.ts';
+import { changeNotice, dispatchAndWaitVisible, recallChange } from '../../commands.server.ts';
 import { catchUpWithList } from '../../realtime/caught-up.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
@@ -85,11 +85,16 @@ async function submitMove(
   command: Command | undefined,
   what: string,
 ) {
-  if (!command) {
+  // Nothing to move that way: unless this is the same click sent again (a double click, a resubmission
+  // after a lost answer), whose first sending moved it there. That one is answered as it was, "Moved".
+  const result = command
+    ? await dispatchAndWaitVisible(ctx, deps, command, orderingProjections)
+    : await recallChange(ctx, deps, orderingProjections);
+  if (!result) {
     addFlash(ctx, { kind: 'info', text: `${what} cannot move further that way.` });
     return ctx.redirect(back);
   }
-  const { outcome, visible } = await dispatchAndWaitVisible(ctx, deps, command, orderingProjections);
+  const { outcome, visible } = result;
   addFlash(ctx, changeNotice(ctx, outcome, `Moved ${what}.`, visible));
   ctx.redirect(back);
 }
