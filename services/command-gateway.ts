@@ -129,6 +129,16 @@ export class CommandGateway {
     return admission && this.earlier(commandId, admission, options.timeoutMs);
   }
 
+  /**
+   * Whether this actor sent this very request (key and digest) before and it was admitted: handled, or
+   * still being handled. Sending it again then changes nothing and gets the first answer, so it is not
+   * refused for a permission the actor lost since (their own first sending may be what took it).
+   */
+  async sentBefore(commandId: string, actor: Actor, requestDigest: string): Promise<boolean> {
+    const admission = await this.deps.inbox.recall(commandId, actor.id, requestDigest);
+    return admission?.kind === 'handled' || admission?.kind === 'in-flight';
+  }
+
   /** The answer for a key admitted before: its outcome, or a refusal of the key. */
   private async earlier(
     commandId: string,

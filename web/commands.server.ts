@@ -116,6 +116,28 @@ export async function recallChange(
   return earlier && untilVisible(deps, earlier, projections, deadline);
 }
 
+/**
+ * Whether this request is one the signed-in user sent before, whose change was admitted then (the same
+ * key and request): a resubmission, which gets the first answer and changes nothing. False when it carries
+ * no key (or a malformed one), or the database cannot say.
+ */
+export async function resendsAnAdmittedChange(
+  ctx: Context,
+  deps: Pick<AppDeps, 'gateway'>,
+): Promise<boolean> {
+  const user = ctx.state.user as SessionUser | undefined;
+  let key: string | undefined;
+  try {
+    key = idempotencyKey(ctx);
+  } catch {
+    return false;
+  }
+  if (!user || !key) return false;
+  return deps.gateway
+    .sentBefore(key, { id: user.id, name: user.name }, requestDigest(ctx))
+    .catch(() => false);
+}
+
 /** Waits, until `deadline`, for the read models to show an accepted change. */
 async function untilVisible(
   deps: Pick<AppDeps, 'watcher'>,

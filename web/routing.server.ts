@@ -4,6 +4,7 @@ import type { Context } from 'koa';
 import { hasControlCharacters } from '#events/text.ts';
 import { ForbiddenError, UnauthorizedError } from '#infra/errors.ts';
 import type { AppDeps } from './app-deps.server.ts';
+import { resendsAnAdmittedChange } from './commands.server.ts';
 import { can, type Action } from '#events/user/permissions.ts';
 import type { SessionUser } from './pages/page-context.ts';
 import { validateRouteParams } from './input.server.ts';
@@ -69,10 +70,27 @@ export function guard(ctx: Context, action: RouteDef['action']): boolean {
   return true;
 }
 
+/**
+ * `guard`, except that a form sent again (the same key and fields) by a user who may no longer do what it
+ * does, and whose first sending was admitted, gets the first sending's answer rather than 403: an admin
+ * who made themselves an editor lost the right to change roles by that very change, whose answer was
+ * lost. Nothing is changed again: the gateway answers a key it has seen with its first outcome.
+ */
+async function guardOrResent(ctx: RouterContext, def: RouteDef, deps: AppDeps): Promise<boolean> {
+  try {
+    return guard(ctx, def.action);
+  } catch (error) {
+    const resent =
+      error instanceof ForbiddenError && def.method === 'POST' && (await resendsAnAdmittedChange(ctx, deps));
+    if (!resent) throw error;
+    return true;
+  }
+}
+
 export function mountRoutes(router: Router, routes: readonly RouteDef[], deps: AppDeps): void {
   for (const def of routes) {
     const handler = async (ctx: RouterContext) => {
-      if (!guard(ctx, def.action)) return;
+      if (!(await guardOrResent(ctx, def, deps))) return;
       validateRouteParams(ctx.params);
       await def.handler(ctx, deps);
     };

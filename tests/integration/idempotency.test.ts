@@ -118,6 +118,59 @@ describe.each(databaseBackends)('idempotency keys on %s', (backend) => {
     expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(CHANGE_WAIT_MS - 1_000);
   });
 
+  it('a form or call sent again after its sender lost the right to send it gets the first answer, not 403', async () => {
+    // A second admin, who makes themselves an editor: the answer is lost, the browser sends it again.
+    const promoted = await app.runtime.route(
+      envelope({ type: 'ChangeUserRole', payload: { userId: app.userIds.viewer, role: 'admin' } }),
+    );
+    expect(promoted.status).toBe('accepted');
+    await app.runtime.store.notifyAppended();
+    let second: TestClient | undefined;
+    for (let tries = 0; tries < 500 && !second; tries++) {
+      const { rows } = await app.db.pool.query("SELECT 1 FROM user_list WHERE id = $1 AND role = 'admin'", [
+        app.userIds.viewer,
+      ]);
+      if (rows.length > 0) second = await app.client('viewer');
+      else await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    if (!second) throw new Error('the second admin never reached the user list');
+    await second.get('/users');
+    const demote = { role: 'editor', _idempotency_key: randomUUID() };
+    const roleChanges = async () =>
+      (await app.db.pool.query("SELECT 1 FROM events WHERE type = 'UserRoleChanged'")).rowCount ?? -1;
+    const first = await second.postForm(`/users/${app.userIds.viewer}/role`, demote);
+    expect([first.status, first.headers.get('location')]).toEqual([302, '/competitors']);
+    const changes = await roleChanges();
+    const again = await second.postForm(`/users/${app.userIds.viewer}/role`, demote);
+    expect([again.status, again.headers.get('location')]).toEqual([302, '/competitors']);
+    expect(await (await second.get('/competitors')).text()).toContain('is now editor.');
+    expect(await roleChanges()).toBe(changes);
+    // A new request (a fresh key) is refused: they are an editor now.
+    const fresh = await second.postForm(`/users/${app.userIds.viewer}/role`, {
+      role: 'admin',
+      _idempotency_key: randomUUID(),
+    });
+    expect(fresh.status).toBe(403);
+
+    // An editor's note whose answer was lost, sent again after an admin made them a viewer.
+    const id = await newCompetitor();
+    const key = randomUUID();
+    const saved = await note(second, id, 'before the demotion', key);
+    expect(saved.status).toBe(200);
+    await admin.get('/users');
+    await admin.postForm(`/users/${app.userIds.viewer}/role`, {
+      role: 'viewer',
+      _idempotency_key: randomUUID(),
+    });
+    const resent = await note(second, id, 'before the demotion', key);
+    expect([resent.status, resent.body.status, resent.body.position]).toEqual([
+      200,
+      'accepted',
+      saved.body.position,
+    ]);
+    expect((await note(second, id, 'a new note', randomUUID())).status).toBe(403);
+  });
+
   it("another user's key is refused and changes nothing", async () => {
     const id = await newCompetitor();
     const key = randomUUID();
