@@ -1,4 +1,5 @@
 import type { Queryable } from '#infra/db/database.ts';
+import { jsonArrays } from '#infra/db/json-arrays.ts';
 import { defineProjection } from '../projection.ts';
 import { auditLine, namesSegments, type AuditedEvent, type Subject } from './audit-summary.ts';
 
@@ -71,19 +72,22 @@ export const auditLogProjection = defineProjection({
         summary: line.summary,
       };
     });
-    await db.query(
-      `INSERT INTO ${tables.audit_log} (position, at, actor_id, actor_name, type, stream, competitor_id, competitor_name, summary)
-       SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(position bigint, at timestamptz, actor_id text, actor_name text,
-         type text, stream text, competitor_id uuid, competitor_name text, summary text)
-       ON CONFLICT (position) DO NOTHING`,
-      [JSON.stringify(lines)],
-    );
-    if (changed.size > 0) {
+    for (const json of jsonArrays(lines)) {
+      await db.query(
+        `INSERT INTO ${tables.audit_log} (position, at, actor_id, actor_name, type, stream, competitor_id, competitor_name, summary)
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(position bigint, at timestamptz, actor_id text, actor_name text,
+           type text, stream text, competitor_id uuid, competitor_name text, summary text)
+         ON CONFLICT (position) DO NOTHING`,
+        [json],
+      );
+    }
+    const changedSubjects = [...changed].map(([id, s]) => ({ id, name: s.name, fields: s.fields }));
+    for (const json of jsonArrays(changedSubjects)) {
       await db.query(
         `INSERT INTO ${tables.audit_log_subjects} (id, name, fields)
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, name text, fields jsonb)
          ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, fields = EXCLUDED.fields`,
-        [JSON.stringify([...changed].map(([id, s]) => ({ id, name: s.name, fields: s.fields })))],
+        [json],
       );
     }
   },

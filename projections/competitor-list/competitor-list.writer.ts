@@ -1,3 +1,4 @@
+import { jsonArrays } from '#infra/db/json-arrays.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import type { TableNames } from '../projection.ts';
 import type { CompetitorRow } from './competitor-row.ts';
@@ -99,7 +100,7 @@ export async function loadRows(
   return rows.map((r) => [r.id, fromDbRow(r)]);
 }
 
-/** One statement for any number of rows. */
+/** One statement for any number of rows (a few when they are very large: `jsonArrays`). */
 export async function upsertRows(db: Queryable, tables: Tables, rows: CompetitorRow[]): Promise<void> {
   if (rows.length === 0) return;
   const updates = columns
@@ -107,12 +108,14 @@ export async function upsertRows(db: Queryable, tables: Tables, rows: Competitor
     .filter((c) => c !== 'id')
     .map((c) => `${c} = EXCLUDED.${c}`)
     .join(', ');
-  await db.query(
-    `INSERT INTO ${tables.competitor_list} (${columns})
-     SELECT ${columns} FROM jsonb_to_recordset($1::jsonb) AS x(${recordType})
-     ON CONFLICT (id) DO UPDATE SET ${updates}`,
-    [JSON.stringify(rows.map(toDbRecord))],
-  );
+  for (const json of jsonArrays(rows.map(toDbRecord))) {
+    await db.query(
+      `INSERT INTO ${tables.competitor_list} (${columns})
+       SELECT ${columns} FROM jsonb_to_recordset($1::jsonb) AS x(${recordType})
+       ON CONFLICT (id) DO UPDATE SET ${updates}`,
+      [json],
+    );
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import { jsonArrays } from '#infra/db/json-arrays.ts';
 import type { CompetitorEvent } from '#events/competitor/events.ts';
 import type { Recorded } from '#events/envelope.ts';
 import { defineProjection } from '../projection.ts';
@@ -103,28 +104,26 @@ export const noteHistoryProjection = defineProjection({
       seqs: new Map(rows.map((r) => [r.competitorId, Number(r.seq ?? 0)])),
     };
     const history = noteHistoryRows(notes, stored);
-    if (history.length === 0) return;
-    await db.query(
-      `INSERT INTO ${tables.note_history}
-         (competitor_id, column_name, note_version, value, previous_value, actor_id, actor_name, changed_at, position, seq)
-       SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(competitor_id uuid, column_name text, note_version int, value text,
-         previous_value text, actor_id text, actor_name text, changed_at timestamptz, position bigint, seq bigint)`,
-      [
-        JSON.stringify(
-          history.map((h) => ({
-            competitor_id: h.competitorId,
-            column_name: h.column,
-            note_version: h.noteVersion,
-            value: h.value,
-            previous_value: h.previousValue,
-            actor_id: h.actorId,
-            actor_name: h.actorName,
-            changed_at: h.changedAt,
-            position: h.position,
-            seq: h.seq,
-          })),
-        ),
-      ],
-    );
+    const records = history.map((h) => ({
+      competitor_id: h.competitorId,
+      column_name: h.column,
+      note_version: h.noteVersion,
+      value: h.value,
+      previous_value: h.previousValue,
+      actor_id: h.actorId,
+      actor_name: h.actorName,
+      changed_at: h.changedAt,
+      position: h.position,
+      seq: h.seq,
+    }));
+    for (const json of jsonArrays(records)) {
+      await db.query(
+        `INSERT INTO ${tables.note_history}
+           (competitor_id, column_name, note_version, value, previous_value, actor_id, actor_name, changed_at, position, seq)
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(competitor_id uuid, column_name text, note_version int, value text,
+           previous_value text, actor_id text, actor_name text, changed_at timestamptz, position bigint, seq bigint)`,
+        [json],
+      );
+    }
   },
 });
