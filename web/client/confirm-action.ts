@@ -1,10 +1,12 @@
+import { replaceKeepingFocus } from './keep-focus.ts';
 import { submitConfirmed } from './submit-confirmed.ts';
 import { sweetAlert } from './sweetalert.ts';
 
 /**
- * Questions asked and not answered yet (from the click, while the dialog's code loads, until its answer
- * is acted on). The auto-refresh must not replace their forms meanwhile: a detached form cannot be
- * submitted, so "Yes" would do nothing, silently.
+ * Questions asked and not answered yet (from the click, while the dialog's code loads, until the dialog
+ * has closed and given focus back). The auto-refresh must not replace their forms meanwhile: a detached
+ * form cannot be submitted, so "Yes" would do nothing, silently; and SweetAlert gives focus back to the
+ * button that opened it 100 ms after the dialog has gone: to a detached button, focus would be lost.
  */
 let asking = 0;
 
@@ -21,6 +23,11 @@ export function installActionConfirmation(): void {
     if (!form.matches('form[data-confirm]')) return;
     event.preventDefault();
     asking++;
+    let closed = false;
+    const close = () => {
+      if (!closed) asking--;
+      closed = true;
+    };
     void sweetAlert()
       .then((swal) =>
         swal.fire({
@@ -33,12 +40,17 @@ export function installActionConfirmation(): void {
           // As the delete confirmation: a second Enter (a double press) must not do what is asked, as
           // "Discard … It will never be handled." cannot be undone. "Yes" is one Shift+Tab away.
           focusCancel: true,
+          // After focus is back on the button that opened it (or nowhere, when it failed to open).
+          didClose: close,
         }),
       )
       .then((result) => {
         if (result.isConfirmed) submitConfirmed(form);
       })
-      .finally(() => asking--);
+      .catch((error: unknown) => {
+        close();
+        throw error;
+      });
   });
 }
 
@@ -80,7 +92,8 @@ function showStale(region: HTMLElement, problem: string | undefined): void {
 /**
  * Regions marked `data-refresh-every="ms"` are replaced by a fresh copy from the server that often
  * (the /ops status), skipped while a confirmation dialog is open or the tab is hidden; a copy that
- * arrives while one is open is dropped (the next one comes a few seconds later). While refreshing
+ * arrives while one is open is dropped (the next one comes a few seconds later). Focus on a button in
+ * the region moves to the same button in the copy. While refreshing
  * fails, the page says so: an operator must not take figures frozen by an outage for current ones.
  */
 export function installAutoRefresh(): void {
@@ -98,7 +111,7 @@ export function installAutoRefresh(): void {
     if (current) showStale(current, refreshProblem(response, every));
     if (!response?.ok) return;
     const fresh = new DOMParser().parseFromString(await response.text(), 'text/html').getElementById(id);
-    if (fresh && current && !answering()) current.replaceWith(document.importNode(fresh, true));
+    if (fresh && current && !answering()) replaceKeepingFocus(current, document.importNode(fresh, true));
   };
   setInterval(() => void tick().catch((error: unknown) => console.error('Error refreshing:', error)), every);
 }

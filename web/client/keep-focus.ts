@@ -2,9 +2,10 @@
  * Re-rendered regions (a table page, the battlecard) replace the elements a keyboard user was on; without
  * help focus falls back to the start of the page and they have to Tab all the way back. These find the
  * same control in the fresh copy: the row it is in, and what it is (a note button by its column, a sort
- * button by its column, anything else by its accessible label: "Next" is still "Next" on the next page).
+ * button by its column, a control that names itself with `data-control`, anything else by its accessible
+ * label: "Next" is still "Next" on the next page).
  */
-const identities = ['data-column', 'data-sort-button', 'aria-label', 'data-page'];
+const identities = ['data-control', 'data-column', 'data-sort-button', 'aria-label', 'data-page'];
 
 /** A selector for `el`'s counterpart in a fresh copy of its region; undefined when it has no identity. */
 export function sameControl(el: HTMLElement): string | undefined {

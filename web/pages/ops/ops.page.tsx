@@ -72,7 +72,8 @@ function LetterActionForm(props: {
       data-confirm-button={props.confirmButton}
     >
       <CsrfField token={props.csrfToken} />
-      <button type="submit" className={props.buttonClass}>
+      {/* Its name for the auto-refresh, which keeps focus on it (web/client/keep-focus.ts). */}
+      <button type="submit" className={props.buttonClass} data-control={`${props.action}-${props.letter.id}`}>
         {props.label}
       </button>
     </form>
