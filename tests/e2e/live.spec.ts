@@ -218,4 +218,34 @@ test.describe('live updates', () => {
       await expect(b.getByRole('button', { name: `Delete ${kept}`, exact: true })).toHaveCount(1);
     });
   });
+
+  test('a delete cancelled by keyboard after a live refresh replaced the table puts focus back on the Delete button', async ({
+    browser,
+    server,
+  }) => {
+    await withTwoSignedIn(browser, server.url, async (a, b, ids) => {
+      const stamp = Date.now();
+      const kept = `Cancel kept ${stamp}`;
+      ids.push(await addCompetitor(a, server.url, kept));
+      await b.goto(`${server.url}/competitors?search=${encodeURIComponent(`${stamp}`)}`);
+      await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
+
+      const opener = b.getByRole('button', { name: `Delete ${kept}`, exact: true });
+      await opener.focus();
+      await b.keyboard.press('Enter');
+      const dialog = b.getByRole('dialog');
+      await expect(dialog).toContainText('This action cannot be undone!');
+      await putNote(a, server.url, ids[0] ?? '', 'pricing', `Meanwhile ${stamp}`);
+      await expect(
+        b.locator(`tr[data-row-id="${ids[0]}"] button[data-value="Meanwhile ${stamp}"]`),
+      ).toHaveCount(1);
+
+      // Enter on Cancel (the focused button): the row is a fresh copy now, and focus is on its Delete.
+      await expect(dialog.getByRole('button', { name: 'Cancel' })).toBeFocused();
+      await b.keyboard.press('Enter');
+      await expect(dialog).toBeHidden();
+      await expect(opener).toBeFocused();
+      await expect(opener).toHaveCount(1);
+    });
+  });
 });

@@ -1,6 +1,5 @@
 import { callComponent, type ComponentAnswer } from './component-call.ts';
 import { newKey } from './fresh-keys.ts';
-import { refocus } from './keep-focus.ts';
 import { validateNote } from './note-value.ts';
 import { notify } from './notices.ts';
 import { refreshRegions, showChange } from './refresh-regions.ts';
@@ -188,16 +187,14 @@ export function installNotesDialog(): void {
     if (!button || button.disabled) return;
     event.preventDefault();
     const { competitorId = '', column = '', version = '0', value = '', canEdit } = button.dataset;
+    // Focus comes back to this button, or to its fresh copy when the save re-rendered the row or card
+    // it was in (web/client/sweetalert.ts).
     void openNotesDialog({
       competitorId,
       column,
       version: Number(version),
       value,
       canEdit: canEdit === 'true',
-    }).then(() => {
-      // The save re-rendered the row or card this button was in; SweetAlert2 would return focus to the
-      // old, detached button (that is, to nowhere), so it goes to the fresh copy instead.
-      if (!button.isConnected) refocus(button);
     });
   });
 }

@@ -1,4 +1,5 @@
 import type { SweetAlertOptions, SweetAlertResult } from 'sweetalert2';
+import { refocus } from './keep-focus.ts';
 
 export type Swal = {
   fire(options: SweetAlertOptions): Promise<SweetAlertResult<unknown>>;
@@ -10,7 +11,8 @@ let loading: Promise<Swal> | undefined;
 /**
  * SweetAlert2, loaded on first use. The ESM build is used because the default entry injects a
  * <style> tag that the Content-Security-Policy blocks; its stylesheet ships inside app.css.
- * Every dialog makes the page behind it inert while open (see `withInertPage`).
+ * Every dialog makes the page behind it inert while open (see `withInertPage`) and gives focus back
+ * to what had it, or to its fresh copy (see `returnFocus`).
  */
 export function sweetAlert(): Promise<Swal> {
   loading ??= import('sweetalert2/dist/sweetalert2.esm.js').then((m) =>
@@ -34,8 +36,9 @@ function withInertPage(swal: Swal): Swal {
   const fire = swal.fire.bind(swal);
   return {
     showValidationMessage: swal.showValidationMessage.bind(swal),
-    fire: (options) =>
-      fire({
+    fire: (options) => {
+      opener ??= document.activeElement;
+      return fire({
         ...options,
         didOpen: (popup) => {
           makePageInert(popup);
@@ -45,8 +48,30 @@ function withInertPage(swal: Swal): Swal {
           releasePage();
           options.willClose?.(popup);
         },
-      }),
+        didClose: () => {
+          returnFocus();
+          options.didClose?.();
+        },
+      });
+    },
   };
+}
+
+/** What had focus when the first of a run of dialogs opened (one may open another, as Save's questions). */
+let opener: Element | null = null;
+
+/**
+ * SweetAlert2 gives focus back to what had it when the dialog opened, 100 ms after the dialog has gone.
+ * A live refresh may have replaced that button meanwhile (the table, the /ops status): focus would go
+ * nowhere, and a keyboard user would start again from the top of the page. It goes to the same control
+ * in the fresh copy instead. Runs once the last dialog of a run has closed, after SweetAlert2's attempt.
+ */
+function returnFocus(): void {
+  if (document.querySelector('.swal2-container')) return;
+  const gone = opener;
+  opener = null;
+  const lost = !document.activeElement || document.activeElement === document.body;
+  if (gone instanceof HTMLElement && !gone.isConnected && lost) refocus(gone);
 }
 
 function makePageInert(popup: HTMLElement): void {
