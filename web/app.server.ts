@@ -11,7 +11,12 @@ import { healthRoutes } from './health.server.ts';
 import { errorMiddleware } from './middleware/errors.server.tsx';
 import { httpMetricsMiddleware } from './middleware/http-metrics.server.ts';
 import { requestContextMiddleware } from './middleware/request-context.server.ts';
-import { bodyLimits, FormNotUtf8Error, readableBodiesOnly } from './middleware/body-limits.server.ts';
+import {
+  bodyLimits,
+  FormNotUtf8Error,
+  readableBodiesOnly,
+  utf8Body,
+} from './middleware/body-limits.server.ts';
 import { nestedDeeperThan } from './middleware/body-depth.server.ts';
 import { storageGuard } from './middleware/storage-guard.server.ts';
 import { securityHeaders } from './middleware/security-headers.server.ts';
@@ -102,9 +107,12 @@ export function createApp(given: Omit<AppDeps, 'searchReads'>, metrics: Metrics)
   const parseLargeBody = koaBody({ ...bodyOptions, jsonLimit: LARGE_BODY_LIMIT });
   app.use(readableBodiesOnly);
   // The layers that do nothing after `next` are not async: they pass the chain's promise on as it is.
-  app.use(
-    (ctx, next) =>
-      (largeBodyComponents.has(ctx.path) ? parseLargeBody : parseBody)(ctx, next) as Promise<void>,
+  const limits = { json: bodyLimits.jsonLimit, form: bodyLimits.formLimit };
+  const largeLimits = { ...limits, json: LARGE_BODY_LIMIT };
+  app.use((ctx, next) =>
+    largeBodyComponents.has(ctx.path)
+      ? utf8Body(ctx, next, parseLargeBody, largeLimits)
+      : utf8Body(ctx, next, parseBody, limits),
   );
   app.use((ctx, next) => {
     if (nestedDeeperThan(ctx.request.body, MAX_JSON_DEPTH))

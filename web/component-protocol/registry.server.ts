@@ -92,7 +92,7 @@ export const largeBodyComponents: ReadonlySet<string> = new Set([
   '/components/ranking',
   '/components/segments',
 ]);
-export const LARGE_BODY_LIMIT = '1536kb';
+export const LARGE_BODY_LIMIT = 1536 * 1024;
 
 const callName = (field: 'event' | 'method') =>
   z.string({ error: `The ${field} must be a name (text).` }).max(64, `The ${field} name is too long.`);

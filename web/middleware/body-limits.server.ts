@@ -1,5 +1,9 @@
-import type { Middleware } from 'koa';
-import { UnsupportedMediaTypeError } from '#infra/errors.ts';
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import type { Context, Middleware, Next } from 'koa';
+import { UnsupportedMediaTypeError, ValidationError } from '#infra/errors.ts';
 
 /** A form field whose percent-escapes are not UTF-8 text (`%ED%A0%80`, `%FF`, a lone `%`). */
 export class FormNotUtf8Error extends Error {
@@ -30,8 +34,8 @@ export const bodyLimits = {
   urlencoded: true,
   json: true,
   text: false,
-  formLimit: '64kb',
-  jsonLimit: '64kb',
+  formLimit: 64 * 1024,
+  jsonLimit: 64 * 1024,
   jsonStrict: true,
   queryString: { depth: 1, parameterLimit: 50, arrayLimit: 20, decoder: decodeFormField },
 };
@@ -48,3 +52,133 @@ export const readableBodiesOnly: Middleware = (ctx, next) => {
     );
   return next();
 };
+
+/** The methods whose body the parser reads (koa-body's default). */
+const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * Runs `parse` (koa-body) on the request's bytes only once they are known to be UTF-8. The parser decodes
+ * with replacement: a body sent in Latin-1 (é as the byte 0xE9) was read as "�" and saved that way, the
+ * text lost and the answer "saved". The bytes are read here (inflated, at most `limits` bytes), refused
+ * with a 400 that says so unless they are UTF-8, then handed to `parse` as the request's body.
+ */
+export async function utf8Body(
+  ctx: Context,
+  next: Next,
+  parse: Middleware,
+  limits: { json: number; form: number },
+): Promise<void> {
+  const kind = PARSED_METHODS.has(ctx.method) ? ctx.is('json', 'urlencoded') : false;
+  if (!kind) return parse(ctx, next) as Promise<void>;
+  const bytes = await readBytes(ctx.req, kind === 'json' ? limits.json : limits.form);
+  if (!isUtf8(bytes)) throw new ValidationError(notUtf8Message(bytes));
+  const original = ctx.req;
+  const checked = Object.assign(Readable.from([bytes]), {
+    headers: { ...original.headers, 'content-encoding': 'identity', 'content-length': String(bytes.length) },
+  });
+  ctx.req = checked as unknown as IncomingMessage;
+  try {
+    await parse(ctx, () => {
+      ctx.req = original;
+      return next();
+    });
+  } finally {
+    ctx.req = original;
+  }
+}
+
+const TOO_LARGE = 'The request is too large.';
+
+/** The body's bytes, inflated as its Content-Encoding says; refused past `limit` without reading on. */
+function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const coding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  const declared = Number(req.headers['content-length']);
+  if (coding === 'identity' && declared > limit) throw new ValidationError(TOO_LARGE);
+  let inflater: zlib.Gunzip | zlib.BrotliDecompress | undefined;
+  if (coding === 'gzip' || coding === 'deflate') inflater = zlib.createUnzip();
+  else if (coding === 'br') inflater = zlib.createBrotliDecompress();
+  else if (coding !== 'identity')
+    throw new UnsupportedMediaTypeError(
+      `A body sent as ${coding} is not read: send it uncompressed, or as gzip, deflate or br.`,
+    );
+  const source: Readable = inflater ? req.pipe(inflater) : req;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    // Stops reading (what is left is not read: Node drains it once the answer is sent). The error
+    // listener stays: a decompressor's later error must not be an unhandled one.
+    const stop = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      source.removeListener('data', onData);
+      req.removeListener('close', onClose);
+      if (inflater) {
+        req.unpipe(inflater);
+        inflater.destroy();
+      }
+      req.pause();
+      reject(error);
+    };
+    const unreadable = () => stop(new ValidationError('The request body could not be read.'));
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) stop(new ValidationError(TOO_LARGE));
+      else chunks.push(chunk);
+    };
+    // Closed before the whole body came (a client gone halfway); once it came, an inflated body may
+    // still be flushing its last bytes.
+    const onClose = () => {
+      if (!req.complete) unreadable();
+    };
+    source.on('data', onData);
+    source.once('end', () => {
+      if (settled) return;
+      settled = true;
+      req.removeListener('close', onClose);
+      resolve(Buffer.concat(chunks, size));
+    });
+    source.on('error', unreadable);
+    req.once('close', onClose);
+  });
+}
+
+/**
+ * Where the bytes stop being UTF-8, for the message: the offset and the bytes there (which an editor or
+ * a hex dump can find). Only run on a body already refused.
+ */
+export function firstNotUtf8(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const lead = bytes[i] ?? 0;
+    let count: number;
+    let low = 0x80;
+    let high = 0xbf;
+    if (lead < 0x80) count = 0;
+    else if (lead >= 0xc2 && lead <= 0xdf) count = 1;
+    else if (lead >= 0xe0 && lead <= 0xef) {
+      count = 2;
+      if (lead === 0xe0) low = 0xa0;
+      if (lead === 0xed) high = 0x9f;
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+      count = 3;
+      if (lead === 0xf0) low = 0x90;
+      if (lead === 0xf4) high = 0x8f;
+    } else return i;
+    for (let k = 1; k <= count; k++) {
+      const next = bytes[i + k];
+      if (next === undefined || next < (k === 1 ? low : 0x80) || next > (k === 1 ? high : 0xbf)) return i;
+    }
+    i += count + 1;
+  }
+  return -1;
+}
+
+function notUtf8Message(bytes: Uint8Array): string {
+  const at = firstNotUtf8(bytes);
+  const shown = Array.from(
+    bytes.subarray(Math.max(at, 0), Math.max(at, 0) + 4),
+    (b) => `0x${b.toString(16).toUpperCase().padStart(2, '0')}`,
+  ).join(' ');
+  return `The request body is not UTF-8 text (at byte ${at}: ${shown}), so nothing was saved. Send the text encoded as UTF-8: a Latin-1 é, for one, is the byte 0xE9, where UTF-8 has 0xC3 0xA9.`;
+}
