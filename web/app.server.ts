@@ -17,6 +17,7 @@ import {
   readableBodiesOnly,
   utf8Body,
 } from './middleware/body-limits.server.ts';
+import { utf8QueryOnly } from './middleware/utf8-query.server.ts';
 import { nestedDeeperThan } from './middleware/body-depth.server.ts';
 import { storageGuard } from './middleware/storage-guard.server.ts';
 import { securityHeaders } from './middleware/security-headers.server.ts';
@@ -105,6 +106,7 @@ export function createApp(given: Omit<AppDeps, 'searchReads'>, metrics: Metrics)
   const parseBody = koaBody(bodyOptions);
   // Drag-sorting sends whole lists: only those component calls may be larger (their schemas cap them).
   const parseLargeBody = koaBody({ ...bodyOptions, jsonLimit: LARGE_BODY_LIMIT });
+  app.use(utf8QueryOnly);
   app.use(readableBodiesOnly);
   // The layers that do nothing after `next` are not async: they pass the chain's promise on as it is.
   const limits = { json: bodyLimits.jsonLimit, form: bodyLimits.formLimit };

@@ -10,11 +10,13 @@ import {
 import type { TestClient } from '#tests/support/test-client.ts';
 
 /*
- * Bodies whose bytes are not UTF-8. The body parser (co-body) decodes with replacement: a client sending Latin-1 (é as the byte 0xE9) got
+ * Bytes that are not UTF-8, at every entry point that reads text over HTTP. The body parser (co-body)
+ * and Node's query parser decode with replacement: a client sending Latin-1 (é as the byte 0xE9) got
  * "Caf�" saved and was told it was saved. Now each is refused with a 400 that says what to send, and
  * nothing is stored; UTF-8 of every length (é, emoji, CJK, even a sent U+FFFD) is read as before.
  */
 const NOT_UTF8_BODY = 'The request body is not UTF-8 text';
+const NOT_UTF8_QUERY = 'The address is not UTF-8 text';
 const FORM = 'application/x-www-form-urlencoded';
 const latin1 = (text: string) => Buffer.from(text, 'latin1');
 const utf8 = (text: string) => Buffer.from(text, 'utf8');
@@ -158,5 +160,18 @@ describe.each(securityBackends)('text that is not UTF-8, on %s', (backend) => {
     expect(large.status).toBe(400);
     expect(await messageOf(large)).toContain('The request is too large.');
     expect(await note()).toBe(value);
+  });
+
+  it('a query string whose escapes are not UTF-8 is refused saying so; UTF-8 escapes are read', async () => {
+    for (const query of ['search=%E9', 'search=Caf%E9', 'search=%C3%A9%E9', 'page=1&sort=%FF']) {
+      const page = await editor.get(`/competitors?${query}`);
+      expect(page.status, query).toBe(400);
+      expect(await messageOf(page), query).toContain(NOT_UTF8_QUERY);
+    }
+    for (const query of ['search=%C3%A9', 'search=%F0%9F%98%80', 'search=%E6%9D%B1', 'search=50%']) {
+      const page = await editor.get(`/competitors?${query}`);
+      expect(page.status, query).toBe(200);
+      await page.arrayBuffer();
+    }
   });
 });

@@ -352,8 +352,6 @@ describe.each(securityBackends)('input space on %s', (backend) => {
       'page=1&page=2',
       'search[]=a',
       'search[a]=b',
-      'search=%C0%80',
-      'search=%FF',
       'search=%25%5F%5C',
       'search=%20%20%20',
       'page=-1',
@@ -378,6 +376,13 @@ describe.each(securityBackends)('input space on %s', (backend) => {
           await response.arrayBuffer();
         }
       }
+    }
+    // Escapes that are not UTF-8 are the one thing refused (web/middleware/utf8-query.server.ts): read
+    // as "�", the page searched for text nobody typed.
+    for (const query of ['search=%C0%80', 'search=%FF']) {
+      const response = await admin.get(`/competitors?${query}`);
+      expect(response.status, query).toBe(400);
+      expect(await messageOf(response), query).toContain('The address is not UTF-8 text');
     }
   });
 

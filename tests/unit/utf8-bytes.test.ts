@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
 import { firstNotUtf8 } from '#web/middleware/body-limits.server.ts';
+import { escapesAreUtf8 } from '#web/middleware/utf8-query.server.ts';
 
 const bytes = (...values: number[]) => Uint8Array.from(values);
 
@@ -29,5 +30,29 @@ describe('firstNotUtf8 (where a refused body stops being UTF-8)', () => {
       );
       expect(firstNotUtf8(sample) === -1, Buffer.from(sample).toString('hex')).toBe(isUtf8(sample));
     }
+  });
+});
+
+describe('escapesAreUtf8 (a query string)', () => {
+  it('takes UTF-8 escapes, plain text and a typed %; refuses escapes of other bytes', () => {
+    for (const ok of [
+      '',
+      'search=abc',
+      'search=%C3%A9',
+      'a=%F0%9F%98%80&b=%E6%9D%B1',
+      'search=50%',
+      'x=%2',
+      'x=%25E9',
+    ])
+      expect(escapesAreUtf8(ok), ok).toBe(true);
+    for (const bad of [
+      'search=%E9',
+      'search=%C3',
+      'search=%C3a%A9',
+      'a=1&b=%FF',
+      'search=%C0%80',
+      'x=%ED%A0%80',
+    ])
+      expect(escapesAreUtf8(bad), bad).toBe(false);
   });
 });
