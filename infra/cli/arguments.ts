@@ -166,6 +166,21 @@ export const onlyOnce = <T = string>(parse: (value: string) => T = (value) => va
   };
 };
 
+/**
+ * Text as it was typed: an argument holding U+FFFD ("�") is refused. Node reads the command line as UTF-8
+ * and puts U+FFFD for bytes that are not (é typed on a Latin-1 terminal is the byte 0xE9), and `npm run
+ * cli` goes through tsx, which hands the already-decoded text on to the command's process as UTF-8: there
+ * the lost bytes cannot be told from a U+FFFD typed on purpose, which nobody puts in a name or an email.
+ * Stored, "Café" would have been the user "Caf�".
+ */
+export const typedText = (value: string): string => {
+  if (value.includes('\uFFFD'))
+    throw new InvalidArgumentError(
+      'It holds "�" (U+FFFD), what bytes that are not UTF-8 are read as: set the terminal to UTF-8 (such as LANG=C.UTF-8) and type it again.',
+    );
+  return value;
+};
+
 /** Non-blank text: an empty `--out "$FILE"` wrote to standard output, an empty `--stream` matched nothing. */
 export const nonEmpty =
   (what: string) =>

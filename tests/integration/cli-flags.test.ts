@@ -209,6 +209,56 @@ describe('operator command flags', { timeout: 240_000 }, () => {
     expect(added.stdout).toContain('Added Pw <pw@example.test> as viewer.');
   });
 
+  it('users:add refuses an --email or --name whose bytes are not UTF-8, naming the flag, instead of adding "Caf�"', async () => {
+    const users = await exported('UserAdded');
+    /** `users:add` with the shell's own bytes for `--email` and `--name` (`printf`: 0xE9 is Latin-1 é). */
+    const addRaw = (via: string[], email: string, name: string) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(
+          '/bin/sh',
+          [
+            '-c',
+            `exec "$@" users:add --email "$(printf '${email}')" --name "$(printf '${name}')" --role viewer --password-stdin`,
+            'sh',
+            ...via,
+          ],
+          { cwd: root, env: { PATH: process.env.PATH ?? '', DATA_DIR: dir, LOG_LEVEL: 'warn' } },
+        );
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('exit', (code) => resolve({ code, stdout, stderr }));
+        child.stdin.end('a-long-password-123\n');
+      });
+    const holds = 'It holds "�" (U+FFFD), what bytes that are not UTF-8 are read as';
+    // Straight into Node, and through the tsx launcher as `npm run cli` runs it (which passes the text on
+    // already decoded): both see only "�".
+    for (const via of [
+      [process.execPath, '--import', 'tsx', 'web/cli.server.ts'],
+      [path.join(root, 'node_modules/.bin/tsx'), 'web/cli.server.ts'],
+    ]) {
+      const name = await addRaw(via, 'latin@example.test', 'Caf\\351');
+      expect(name.code, name.stderr).toBe(1);
+      expect(name.stderr).toContain("option '--name <name>' argument");
+      expect(name.stderr).toContain(holds);
+      const email = await addRaw(via, 'caf\\351@example.test', 'Cafe');
+      expect(email.code, email.stderr).toBe(1);
+      expect(email.stderr).toContain("option '--email <email>' argument");
+      expect(email.stderr).toContain(holds);
+    }
+    expect(await exported('UserAdded')).toBe(users);
+    // The same name in UTF-8 is added as typed.
+    const added = await addRaw(
+      [process.execPath, '--import', 'tsx', 'web/cli.server.ts'],
+      'utf8@example.test',
+      'Caf\\303\\251',
+    );
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toContain('Added Café <utf8@example.test> as viewer.');
+    expect(await exported('UserAdded')).toBe(users + 1);
+  });
+
   it('users:add on a standard input that does not end (`yes |`, `< /dev/zero`) refuses the password once it is too long, instead of reading on', async () => {
     const users = await exported('UserAdded');
     const child = spawn(

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { hasControlCharacters } from '#events/text.ts';
 import { email as emailSchema, displayName, roles } from '#events/user/fields.ts';
-import { oneOf, onlyOnce, readPassword } from '#infra/cli/arguments.ts';
+import { oneOf, onlyOnce, readPassword, typedText } from '#infra/cli/arguments.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
 import { createCommandRouter } from '#services/command-router.ts';
 import { createAccount } from '#services/user/accounts.ts';
@@ -12,8 +12,8 @@ export function register(program: Command): void {
   program
     .command('users:add')
     .description('add a user; the password is read from stdin (--password-stdin) or prompted for')
-    .requiredOption('--email <email>', 'sign-in email', onlyOnce())
-    .requiredOption('--name <name>', 'display name', onlyOnce())
+    .requiredOption('--email <email>', 'sign-in email', onlyOnce(typedText))
+    .requiredOption('--name <name>', 'display name', onlyOnce(typedText))
     .addOption(
       new Option('--role <role>', 'viewer, editor or admin')
         .argParser(onlyOnce(oneOf(roles)))
