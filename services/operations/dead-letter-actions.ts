@@ -23,13 +23,38 @@ export const deadLetterKey = (letter: DeadLetter): string =>
     .digest('hex')
     .slice(0, 32);
 
-export type LetterClaim = { action: LetterAction; mine: boolean } | { refused: string };
+/**
+ * The id an operator's action on a dead letter is recorded under. With the form's key (a fresh one per
+ * rendered form, web/idempotency.server.ts), the same request sent again (the browser retrying after a lost
+ * answer, a double click) gets the same id, so it is found to be the first one's resend rather than a
+ * second action. Derived from who sent it, the letter and the action as well as the key, so the key binds
+ * that one request: the same key sent by another user or for another letter or action is another
+ * action, and never the id of a command sent with that key (`command_outcomes` holds both).
+ */
+export const letterActionId = (
+  key: string,
+  actorId: string,
+  letterId: string,
+  action: LetterAction,
+): string => {
+  const hex = createHash('sha256')
+    .update(`dead-letter-action\n${key}\n${actorId}\n${letterId}\n${action}`)
+    .digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+};
+
+/**
+ * `mine`: this request's action is the recorded one: it recorded it now, or it is the resend of the
+ * request that did (`letterActionId`). Otherwise another request recorded `action` first, `by` whom.
+ */
+export type LetterClaim = { action: LetterAction; mine: boolean; by: Actor } | { refused: string };
 
 /**
  * Records an operator's Retry or Discard of a dead letter before the bus is touched: the event is the
  * claim (the letter's own stream, expected empty), so the first of two clicks wins and the audit never
- * misses an action that was done. Says which action the letter is claimed for, and whether this call
- * claimed it; the caller then carries that action out on the bus (again, harmlessly, when it was done).
+ * misses an action that was done. Says which action the letter is claimed for, by whom, and whether it is
+ * this request's (recorded now, or by its first sending: `commandId`, see `letterActionId`); the caller
+ * then carries that action out on the stored letter (again, harmlessly, when it was done).
  *
  * The operator's account is checked as it is now, as the command router does for commands: the route
  * checked the role when the request came in, and a disable or a demotion answered while the request was
@@ -40,6 +65,7 @@ export async function claimLetterAction(
   letter: DeadLetter,
   wanted: LetterAction,
   actor: Actor,
+  commandId: string = randomUUID(),
 ): Promise<LetterClaim> {
   const { state: users } = await loadState(store, usersStream(), usersDecider);
   const refused = actorMayDecide(users, actor.id, 'ops.manage');
@@ -54,7 +80,6 @@ export async function claimLetterAction(
     wanted === 'retry'
       ? { type: eventTypes.retry, data: base }
       : { type: eventTypes.discard, data: { ...base, error: letter.error } };
-  const commandId = randomUUID();
   const at = new Date().toISOString();
   const result = await store.append(stream, [event], 0, commandId, {
     actor,
@@ -62,11 +87,51 @@ export async function claimLetterAction(
     correlationId: commandId,
     at,
   });
-  if (result.kind === 'appended') return { action: wanted, mine: true };
+  if (result.kind === 'appended') return { action: wanted, mine: true, by: actor };
+  // Recorded before: by this request's first sending (a duplicate of its id), or by another request.
   const { events } = await store.readStream(stream);
-  const claimed = actionOf(events[0]?.type ?? '');
-  if (!claimed) throw new Error(`dead letter ${letter.id}: its stream ${stream} holds no action`);
-  return { action: claimed, mine: false };
+  const first = events[0];
+  const claimed = actionOf(first?.type ?? '');
+  if (!first || !claimed) throw new Error(`dead letter ${letter.id}: its stream ${stream} holds no action`);
+  return { action: claimed, mine: first.metadata.commandId === commandId, by: first.metadata.actor };
+}
+
+/** An action recorded for a dead letter, as `recordedLetterAction` finds it. */
+export interface RecordedLetterAction {
+  action: LetterAction;
+  by: Actor;
+  /** The id it was recorded under (`letterActionId` for a request that carried a key). */
+  commandId: string;
+  /** The dead-lettered command's type; null for an entry that was no command. */
+  commandType: string | null;
+}
+
+/**
+ * The action recorded for a dead letter by its row id, the newest if several (ids are never reused, so
+ * there is one): for a letter no longer listed, what became of it and who did it. Undefined when none
+ * was recorded (an id that never was a letter). Found by the index of migration 036.
+ */
+export async function recordedLetterAction(
+  db: Queryable,
+  letterId: string,
+): Promise<RecordedLetterAction | undefined> {
+  const { rows } = await db.query<{
+    type: string;
+    command_id: string;
+    actor: Actor;
+    command_type: string | null;
+  }>(
+    `SELECT type, command_id, metadata->'actor' AS actor, data->>'commandType' AS command_type
+     FROM events
+     WHERE type IN ('DeadLetterRetried', 'DeadLetterDiscarded') AND data->>'deadLetterId' = $1
+     ORDER BY position DESC LIMIT 1`,
+    [letterId],
+  );
+  const row = rows[0];
+  const action = actionOf(row?.type ?? '');
+  return row && action
+    ? { action, by: row.actor, commandId: row.command_id, commandType: row.command_type }
+    : undefined;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { DeadLetter } from '#events/store/dead-letters.ts';
 import type { Disagreement, LiveInstance } from '#infra/instances.ts';
-import { CsrfField } from '../../components/form-field.tsx';
+import { CommandKeyField, CsrfField } from '../../components/form-field.tsx';
 import { formatTime } from '../../components/format.ts';
 import { ScrollRegion } from '../../components/scroll-region.tsx';
 import { Layout } from '../layout.tsx';
@@ -72,6 +72,7 @@ function LetterActionForm(props: {
       data-confirm-button={props.confirmButton}
     >
       <CsrfField token={props.csrfToken} />
+      <CommandKeyField />
       {/* Its name for the auto-refresh, which keeps focus on it (web/client/keep-focus.ts). */}
       <button type="submit" className={props.buttonClass} data-control={`${props.action}-${props.letter.id}`}>
         {props.label}

@@ -1,12 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import type { RouterContext } from '@koa/router';
+import type { Actor } from '#events/envelope.ts';
 import type { BusEnvelope } from '#events/command-shape.ts';
 import { NotRetryableError } from '#events/store/dead-letters.ts';
 import { ForbiddenError } from '#infra/errors.ts';
-import { claimLetterAction, type LetterAction } from '#services/operations/dead-letter-actions.ts';
+import {
+  claimLetterAction,
+  letterActionId,
+  recordedLetterAction,
+  type LetterAction,
+} from '#services/operations/dead-letter-actions.ts';
 import { addFlash } from '../../auth/flash.server.ts';
+import { idempotencyKey } from '../../idempotency.server.ts';
 import { route, type RouteDef } from '../../routing.server.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
-import type { SessionUser } from '../page-context.ts';
+import type { Flash, SessionUser } from '../page-context.ts';
 
 /** A dead letter's row id, already checked at the edge (web/input.server.ts, `letterId`). */
 const deadLetterId = (ctx: { params: Record<string, string | undefined> }) => ctx.params.letterId ?? '';
@@ -38,25 +46,72 @@ async function sendNow(deps: AppDeps, envelope: BusEnvelope): Promise<boolean> {
   }
 }
 
+/** What the first sending of a Retry or Discard answered when it did what it asked. */
+function doneNotice(action: LetterAction, commandType: string | null, sent: boolean): Flash {
+  if (action === 'discard') return { kind: 'success', text: 'Discarded the dead letter.' };
+  const what = commandType ?? 'the command';
+  return sent
+    ? { kind: 'success', text: `Sent ${what} to the workers again.` }
+    : {
+        kind: 'success',
+        text: `${what} is back in the queue. The command bus did not answer, so a worker sends it as soon as it does.`,
+      };
+}
+
+/** What another request already did to the letter (another admin, or another tab), instead of this one. */
+const doneBefore = (
+  user: SessionUser,
+  recorded: { action: LetterAction; by: Actor },
+  wanted: LetterAction,
+): Flash => ({
+  kind: 'info',
+  text:
+    `That dead letter was already ${done[recorded.action]} by ${recorded.by.id === user.id ? 'you' : recorded.by.name}` +
+    (recorded.action === wanted ? '.' : `, so it was not ${done[wanted]}.`),
+});
+
 /**
  * Retry / Discard on /ops. The action is recorded first (an event in the letter's own stream, shown in
  * /audit: the claim), and only then carried out on the stored letter. Two clicks at once act once. When
  * the database fails after the record, the letter stays listed as "retry recorded" and the next click of
  * either button finishes the recorded action; the audit never misses an action that was done.
+ *
+ * The form's key (`_idempotency_key`, one per rendered form) names the action (`letterActionId`): the same
+ * request sent again, after its answer was lost or while it is still being answered, is found to be the
+ * first one's and gets its answer: nothing is recorded, re-delivered or discarded a second time. Another
+ * request that finds the letter acted on is told what was done and by whom. Without a key (a script),
+ * a resend is told what was done, as another request is.
  */
 async function actOnLetter(ctx: RouterContext, deps: AppDeps, wanted: LetterAction): Promise<void> {
   const id = deadLetterId(ctx);
+  const user = ctx.state.user as SessionUser;
+  const key = idempotencyKey(ctx);
+  const actionId = key ? letterActionId(key, user.id, id, wanted) : randomUUID();
   const letter = await deps.deadLetters.find(id);
   if (!letter) {
-    addFlash(ctx, { kind: 'info', text: 'That dead letter was already retried or discarded.' });
+    // Carried out already: by this very request, sent before (its answer was lost), or by another one.
+    const recorded = await recordedLetterAction(deps.db.pool, id);
+    addFlash(
+      ctx,
+      !recorded
+        ? { kind: 'info', text: 'That dead letter was already retried or discarded.' }
+        : recorded.commandId === actionId
+          ? doneNotice(recorded.action, recorded.commandType, true)
+          : doneBefore(user, recorded, wanted),
+    );
     return ctx.redirect('/ops');
   }
   if (wanted === 'retry' && !letter.envelope) {
     addFlash(ctx, { kind: 'error', text: 'That entry is not a valid command: it can only be discarded.' });
     return ctx.redirect('/ops');
   }
-  const user = ctx.state.user as SessionUser;
-  const claim = await claimLetterAction(deps.store, letter, wanted, { id: user.id, name: user.name });
+  const claim = await claimLetterAction(
+    deps.store,
+    letter,
+    wanted,
+    { id: user.id, name: user.name },
+    actionId,
+  );
   // Disabled or demoted since the request came in: nothing was recorded or done.
   if ('refused' in claim) throw new ForbiddenError(claim.refused);
   if (claim.mine) await deps.store.notifyAppended();
@@ -72,24 +127,18 @@ async function actOnLetter(ctx: RouterContext, deps: AppDeps, wanted: LetterActi
     addFlash(ctx, { kind: 'error', text: `The ${claim.action} is recorded, but ${why}.` });
     return ctx.redirect('/ops');
   }
-  // Only a retried command goes back to the workers: a discarded one is never handled.
+  // Only a retried command goes back to the workers: a discarded one is never handled. Only the request
+  // that took the letter out sends it: a resend of the same request finds it taken and sends nothing.
   const sent = claim.action === 'retry' && taken?.envelope ? await sendNow(deps, taken.envelope) : true;
-  if (!claim.mine) {
-    addFlash(ctx, { kind: 'info', text: `That dead letter was already ${done[claim.action]}.` });
-  } else if (claim.action === 'discard') {
-    addFlash(ctx, { kind: 'success', text: 'Discarded the dead letter.' });
-  } else {
-    const what = letter.envelope?.command.type ?? 'the command';
-    addFlash(
-      ctx,
-      sent
-        ? { kind: 'success', text: `Sent ${what} to the workers again.` }
-        : {
-            kind: 'success',
-            text: `${what} is back in the queue. The command bus did not answer, so a worker sends it as soon as it does.`,
-          },
-    );
-  }
+  // This request's action (or its resend), or the same action recorded before and finished by this one
+  // ("Click Retry again to finish it"): done. Another action recorded first: say which, and by whom.
+  const finished = claim.mine || (claim.action === wanted && taken !== undefined);
+  addFlash(
+    ctx,
+    finished
+      ? doneNotice(claim.action, letter.envelope?.command.type ?? null, sent)
+      : doneBefore(user, claim, wanted),
+  );
   ctx.redirect('/ops');
 }
 
