@@ -2,7 +2,7 @@ import type { CommandBus, Delivery } from '#events/bus/command-bus.ts';
 import type { ResultChannel } from '#events/bus/result-channel.ts';
 import { InvalidCommandError, type BusEnvelope } from '#events/command-shape.ts';
 import type { Outcome } from '#events/command.ts';
-import type { CommandInbox } from '#events/store/command-inbox.ts';
+import { givenUp, type CommandInbox } from '#events/store/command-inbox.ts';
 import { isDatabaseUnavailable } from '#infra/db/database.ts';
 import { reportingWrite, type WriteReport } from '#infra/db/write-report.ts';
 import type { Logger } from '#infra/logger.ts';
@@ -177,13 +177,8 @@ export function startCommandWorker(options: WorkerOptions): Worker {
         return;
       }
       // Given up on: the dead letter's record settled it in the inbox (an operator's Retry reopens it).
-      const outcome: Outcome = {
-        status: 'rejected',
-        code: 'failed',
-        message: 'This change could not be saved because of a server problem. Please try again later.',
-      };
       if (envelope.replyTo)
-        await results.publish(envelope.replyTo, envelope.commandId, outcome).catch(() => {});
+        await results.publish(envelope.replyTo, envelope.commandId, givenUp).catch(() => {});
     }
   }
 

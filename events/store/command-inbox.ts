@@ -16,11 +16,18 @@ export type Admission =
 /** What a key sent before comes to: anything but a new admission. */
 export type EarlierAdmission = Exclude<Admission, { kind: 'admitted' }>;
 
-/** The answer for a command the workers gave up on (see the dead letters on /ops). */
+/**
+ * The answer for a command the workers gave up on (see the dead letters on /ops): to its sender when they
+ * give up, and to every later sending of the same key. That key can never succeed on its own (only an
+ * operator's Retry can), so `setAside` tells a client to send its next attempt under a new key: the note
+ * dialog does, and a form re-rendered after the refusal carries a new key anyway.
+ */
 export const givenUp: Outcome = {
   status: 'rejected',
   code: 'failed',
-  message: 'This change could not be saved because of a server problem. Please try again later.',
+  message:
+    'This change could not be saved: the server failed on it several times and set it aside for an administrator to look into. Nothing was changed. You can try again.',
+  details: { setAside: true },
 };
 
 interface EarlierRow {

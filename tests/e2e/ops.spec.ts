@@ -5,7 +5,8 @@ import { DeadLetterStore } from '#events/store/dead-letters.ts';
 import { runs } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { signIn } from './support/sign-in.ts';
-import { startServer, type RunningServer } from './support/server.ts';
+import type { RunningServer } from './support/server.ts';
+import { serverFixtureWith } from './support/fixtures.ts';
 import { expectNoViolations } from './support/axe.ts';
 
 /**
@@ -13,18 +14,7 @@ import { expectNoViolations } from './support/axe.ts';
  * command that fails five times cannot be made from the UI; the embedded database lives in the server).
  */
 const test = base.extend<object, { server: RunningServer }>({
-  server: [
-    // eslint-disable-next-line no-empty-pattern
-    async ({}, provide) => {
-      const server = await startServer({ backend: 'postgres' });
-      try {
-        await provide(server);
-      } finally {
-        await server.stop();
-      }
-    },
-    { scope: 'worker', timeout: 150_000 },
-  ],
+  server: serverFixtureWith({ backend: 'postgres' }),
 });
 
 test.skip(!runs('postgres'), 'RIVALS_TEST_SKIP leaves out Postgres');

@@ -104,6 +104,9 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
       preConfirm: async (v: string) => {
         value = v;
         answer = await send(v);
+        // Set aside by the server after failing on it: that key can never save, so the next Save is a
+        // new attempt, under a new key (events/store/command-inbox.ts, `givenUp`).
+        if (answer.status === 'rejected' && answer.details?.setAside === true) sent = undefined;
         if (answer.status === 'rejected' && answer.code !== 'conflict') {
           swal.showValidationMessage(answer.message);
           return false;
