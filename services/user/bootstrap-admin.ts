@@ -1,7 +1,7 @@
 import type { EventLogReader } from '#events/store/event-log-reader.ts';
 import { systemActor } from '#events/envelope.ts';
 import { usersStream } from '#events/streams.ts';
-import type { Queryable } from '#infra/db/database.ts';
+import type { Pool } from '#infra/db/database.ts';
 import { randomPassword } from '#infra/passwords.ts';
 import { stableUuid } from '../bootstrap/bootstrap.ts';
 import type { CommandRouter } from '../command-router.ts';
@@ -13,7 +13,7 @@ import { createAccount } from './accounts.ts';
  * its own password, the one that works).
  */
 export async function bootstrapAdmin(
-  db: Queryable,
+  db: Pool,
   store: EventLogReader,
   route: CommandRouter,
   options: { email: string; password?: string; clock?: () => Date },
