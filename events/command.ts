@@ -8,7 +8,7 @@ import {
 import { actorSchema } from './envelope.ts';
 import { ReorderRanking, ReorganizeSegments } from './ordering/commands.ts';
 import { AddSegment } from './segment/commands.ts';
-import { AddUser, ChangeUserRole, DisableUser, EnableUser } from './user/commands.ts';
+import { AddUser, ChangeUserRole, DisableUser, EnableUser, ResetPassword } from './user/commands.ts';
 
 export const commandSchema = z.discriminatedUnion('type', [
   AddCompetitor,
@@ -20,6 +20,7 @@ export const commandSchema = z.discriminatedUnion('type', [
   ChangeUserRole,
   DisableUser,
   EnableUser,
+  ResetPassword,
   ReorderRanking,
   ReorganizeSegments,
 ]);

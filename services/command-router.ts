@@ -94,6 +94,7 @@ const commandTable: { [T in CommandType]: Route<T> } = {
   ChangeUserRole: onStream(usersStream, usersDecider, 'users.manage'),
   DisableUser: onStream(usersStream, usersDecider, 'users.manage'),
   EnableUser: onStream(usersStream, usersDecider, 'users.manage'),
+  ResetPassword: onStream(usersStream, usersDecider, 'users.manage'),
   ReorderRanking: { ...reorder, needs: 'ranking.reorder' },
   ReorganizeSegments: { ...reorder, needs: 'segments.reorder' },
 };

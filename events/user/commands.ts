@@ -18,8 +18,14 @@ export const EnableUser = z.object({
   payload: z.object({ userId: z.uuid() }),
 });
 
+export const ResetPassword = z.object({
+  type: z.literal('ResetPassword'),
+  payload: z.object({ userId: z.uuid() }),
+});
+
 export type UserCommand =
   | z.infer<typeof AddUser>
   | z.infer<typeof ChangeUserRole>
   | z.infer<typeof DisableUser>
-  | z.infer<typeof EnableUser>;
+  | z.infer<typeof EnableUser>
+  | z.infer<typeof ResetPassword>;

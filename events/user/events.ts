@@ -24,10 +24,24 @@ export const UserEnabled = defineEvent({
   schema: z.object({ userId: z.uuid() }),
 });
 
+// The operator set a new password (`users:set-password`); the hash itself is in user_credentials only.
+export const UserPasswordReset = defineEvent({
+  type: 'UserPasswordReset',
+  schemaVersion: 1,
+  schema: z.object({ userId: z.uuid() }),
+});
+
 export type UserEvent =
   | { type: 'UserAdded'; data: z.infer<typeof UserAdded.schema> }
   | { type: 'UserRoleChanged'; data: z.infer<typeof UserRoleChanged.schema> }
   | { type: 'UserDisabled'; data: z.infer<typeof UserDisabled.schema> }
-  | { type: 'UserEnabled'; data: z.infer<typeof UserEnabled.schema> };
+  | { type: 'UserEnabled'; data: z.infer<typeof UserEnabled.schema> }
+  | { type: 'UserPasswordReset'; data: z.infer<typeof UserPasswordReset.schema> };
 
-export const userEventDefinitions = [UserAdded, UserRoleChanged, UserDisabled, UserEnabled];
+export const userEventDefinitions = [
+  UserAdded,
+  UserRoleChanged,
+  UserDisabled,
+  UserEnabled,
+  UserPasswordReset,
+];

@@ -18,6 +18,7 @@ export const auditedTypes = [
   'UserRoleChanged',
   'UserDisabled',
   'UserEnabled',
+  'UserPasswordReset',
   'ProjectionRebuilt',
   'DemoDataSeeded',
   'DeadLetterRetried',

@@ -184,6 +184,12 @@ export function auditLine(
         competitorName: null,
         summary: `${event.type === 'UserDisabled' ? 'Disabled' : 'Enabled'} ${known(event.data.userId)?.name ?? 'a user'}`,
       };
+    case 'UserPasswordReset':
+      return {
+        competitorId: null,
+        competitorName: null,
+        summary: `Set a new password for ${known(event.data.userId)?.name ?? 'a user'}`,
+      };
     case 'ProjectionRebuilt':
       return {
         competitorId: null,

@@ -2,7 +2,13 @@ import type { Recorded } from '#events/envelope.ts';
 import type { UserEvent } from '#events/user/events.ts';
 import { defineProjection } from '../projection.ts';
 
-const userTypes = new Set(['UserAdded', 'UserRoleChanged', 'UserDisabled', 'UserEnabled']);
+const userTypes = new Set([
+  'UserAdded',
+  'UserRoleChanged',
+  'UserDisabled',
+  'UserEnabled',
+  'UserPasswordReset',
+]);
 
 /**
  * Users for sign-in, authorization and the /users page. Few rows, so one statement per event is fine.
@@ -40,6 +46,9 @@ export const userListProjection = defineProjection({
             event.type === 'UserDisabled',
             at,
           ]);
+          break;
+        case 'UserPasswordReset':
+          // No column shows it; handled so that the user feed signs the user's sockets out.
           break;
       }
     }

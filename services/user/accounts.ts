@@ -130,6 +130,29 @@ async function storedHash(db: Queryable, userId: string, lock = ''): Promise<str
   return rows[0]?.password_hash;
 }
 
+/**
+ * Sets a new password for a user the log records (`users:set-password`). The reset is recorded first
+ * (`UserPasswordReset`: the audit lists it, and a user that does not exist is refused there), then the
+ * hash replaces the old one. Answers the command's outcome; the caller ends the sessions signed in before
+ * the reset (`outcome.positions`). A failure between the two leaves the old password and a recorded
+ * reset: running the command again finishes it (recorded again, as it was asked again).
+ */
+export async function setPassword(
+  pool: Pool,
+  dispatch: Dispatch,
+  account: { userId: string; password: string },
+): Promise<Outcome | undefined> {
+  const hash = await hashPassword(account.password);
+  const outcome = await dispatch({ type: 'ResetPassword', payload: { userId: account.userId } });
+  if (outcome?.status !== 'accepted') return outcome;
+  await pool.query(
+    `INSERT INTO user_credentials (user_id, password_hash) VALUES ($1, $2)
+     ON CONFLICT (user_id) DO UPDATE SET password_hash = EXCLUDED.password_hash, updated_at = now()`,
+    [account.userId, hash],
+  );
+  return outcome;
+}
+
 export async function checkPassword(db: Queryable, userId: string, password: string): Promise<boolean> {
   const stored = await storedHash(db, userId);
   return stored ? verifyPassword(password, stored) : false;

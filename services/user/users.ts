@@ -58,6 +58,8 @@ export const usersDecider: Decider<UserCommand, UserEvent, UsersState> = {
       case 'UserEnabled':
         if (current) byId.set(userId, { ...current, disabled: false });
         break;
+      case 'UserPasswordReset':
+        return state;
       default:
         return assertNever(event);
     }
@@ -95,6 +97,10 @@ export const usersDecider: Decider<UserCommand, UserEvent, UsersState> = {
         if (!user) return reject('not_found', 'This user does not exist.');
         if (!user.disabled) return accept();
         return accept({ type: 'UserEnabled', data: { userId } });
+      case 'ResetPassword':
+        // Recorded each time (the audit lists every reset); the password itself is stored by the caller.
+        if (!user) return reject('not_found', 'This user does not exist.');
+        return accept({ type: 'UserPasswordReset', data: { userId } });
       default:
         return assertNever(command);
     }

@@ -295,4 +295,24 @@ describe('operator command flags', { timeout: 240_000 }, () => {
     expect(stdout).toBe('');
     expect(await exported('UserAdded')).toBe(users);
   });
+
+  it('users:set-password names the flag for a user that does not exist, refuses a password sign-in could not take, and records a reset', async () => {
+    const email = 'reset@example.test';
+    const added = await cli(dir, addArgs(email, 'Reset'), 'the-first-password-1\n');
+    expect(added.code, added.stderr).toBe(0);
+    const set = (who: string) => ['users:set-password', '--email', who, '--password-stdin'];
+    await expectRefused(
+      [
+        [set('nobody@example.test'), '--email: there is no user with the email nobody@example.test.'],
+        [set('not an email'), '--email: Enter a valid email address.'],
+      ],
+      'the-second-password-2\n',
+    );
+    await expectRefused([[set(email), 'The password must be at least 12 characters.']], 'short\n');
+    expect(await exported('UserPasswordReset')).toBe(0);
+    const reset = await cli(dir, set(email), 'the-second-password-2\n');
+    expect(reset.code, reset.stderr).toBe(0);
+    expect(reset.stdout).toBe(`Set a new password for <${email}>; 0 sessions signed out.\n`);
+    expect(await exported('UserPasswordReset')).toBe(1);
+  });
 });

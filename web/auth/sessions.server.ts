@@ -237,6 +237,24 @@ export async function purgeExpiredSessions(db: Queryable): Promise<number> {
 }
 
 /**
+ * Ends the user's sessions signed in before the event at `position` (a password reset: whoever signed in
+ * with the old password is signed out; a sign-in with the new one, after it, stays). Their sockets close
+ * on the `user-changed` signal the user feed sends for the event (web/realtime/user-feed.server.ts).
+ */
+export async function endSessionsSignedInBefore(
+  db: Queryable,
+  userId: string,
+  position: number,
+): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM sessions WHERE user_id = $1
+       AND created_at <= (SELECT recorded_at FROM events WHERE position = $2)`,
+    [userId, position],
+  );
+  return rowCount ?? 0;
+}
+
+/**
  * Ends the sessions a disable ended: those signed in before its event (`position`, the outcome's), or,
  * for a disable that changed nothing (the account was disabled already), every session while the account
  * is still disabled. Not simply all of the user's sessions: the same request sent again (same key) gets

@@ -1,7 +1,7 @@
 import type { ProjectionRunner } from '#projections/runner.ts';
 import type { SessionSignals } from '../auth/session-signals.server.ts';
 
-const userChanges = new Set(['UserRoleChanged', 'UserDisabled', 'UserEnabled']);
+const userChanges = new Set(['UserRoleChanged', 'UserDisabled', 'UserEnabled', 'UserPasswordReset']);
 
 /**
  * The reactor that keeps live sockets honest: once the user list shows a role change or a disabled
