@@ -89,11 +89,19 @@ export async function utf8Body(
 
 const TOO_LARGE = 'The request is too large.';
 
+/**
+ * How many bytes a compressed body of at most `limit` inflated bytes may take on the wire: data that does
+ * not compress is stored with a few bytes per block. More is never a body within the limit: empty gzip
+ * members, or bytes after the end of the compressed data, which inflate to nothing and were read on and on.
+ */
+const sentLimit = (limit: number) => limit + Math.ceil(limit / 64) + 1024;
+
 /** The body's bytes, inflated as its Content-Encoding says; refused past `limit` without reading on. */
 function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const coding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  // An empty Content-Encoding names no coding (as co-body's reader took it).
+  const coding = (req.headers['content-encoding'] || 'identity').toLowerCase();
   const declared = Number(req.headers['content-length']);
-  if (coding === 'identity' && declared > limit) throw new ValidationError(TOO_LARGE);
+  if (declared > (coding === 'identity' ? limit : sentLimit(limit))) throw new ValidationError(TOO_LARGE);
   let inflater: zlib.Gunzip | zlib.BrotliDecompress | undefined;
   if (coding === 'gzip' || coding === 'deflate') inflater = zlib.createUnzip();
   else if (coding === 'br') inflater = zlib.createBrotliDecompress();
@@ -105,19 +113,24 @@ function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let sent = 0;
     let settled = false;
-    // Stops reading (what is left is not read: Node drains it once the answer is sent). The error
-    // listener stays: a decompressor's later error must not be an unhandled one.
+    // Stops keeping what comes: the rest is read and dropped, not inflated (Node does not drain a body
+    // that was read from: left paused, the connection hung after the answer until the keep-alive timeout
+    // reset it, the client's upload with it, and a request after it on the connection was never answered).
+    // The server's request timeout ends a body that never ends. The error listener stays: a
+    // decompressor's later error must not be an unhandled one.
     const stop = (error: Error) => {
       if (settled) return;
       settled = true;
       source.removeListener('data', onData);
+      req.removeListener('data', onSent);
       req.removeListener('close', onClose);
       if (inflater) {
         req.unpipe(inflater);
         inflater.destroy();
       }
-      req.pause();
+      req.resume();
       reject(error);
     };
     const unreadable = () => stop(new ValidationError('The request body could not be read.'));
@@ -126,15 +139,21 @@ function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (size > limit) stop(new ValidationError(TOO_LARGE));
       else chunks.push(chunk);
     };
+    const onSent = (chunk: Buffer) => {
+      sent += chunk.length;
+      if (sent > sentLimit(limit)) stop(new ValidationError(TOO_LARGE));
+    };
     // Closed before the whole body came (a client gone halfway); once it came, an inflated body may
     // still be flushing its last bytes.
     const onClose = () => {
       if (!req.complete) unreadable();
     };
     source.on('data', onData);
+    if (inflater) req.on('data', onSent);
     source.once('end', () => {
       if (settled) return;
       settled = true;
+      req.removeListener('data', onSent);
       req.removeListener('close', onClose);
       resolve(Buffer.concat(chunks, size));
     });
