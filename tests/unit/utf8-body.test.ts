@@ -19,16 +19,25 @@ describe('utf8Body', () => {
   let server: http.Server;
   let url: string;
   let reached = 0;
+  let settled = 0;
 
   beforeAll(async () => {
     const app = new Koa();
+    app.silent = true;
     app.use(async (ctx, next) => {
       try {
         await next();
       } catch (error) {
         ctx.status = error instanceof AppError ? error.status : 500;
         ctx.body = error instanceof Error ? error.message : 'error';
+      } finally {
+        settled++;
       }
+    });
+    // A layer that waits before the body is read (storageGuard's stat on the embedded database).
+    app.use(async (ctx, next) => {
+      if (ctx.path === '/after-a-wait') await new Promise((resolve) => setTimeout(resolve, 100));
+      await next();
     });
     const parse = koaBody({ ...bodyLimits, jsonLimit: LIMIT.json, formLimit: LIMIT.form });
     app.use((ctx, next) => utf8Body(ctx, next, parse, LIMIT));
@@ -122,6 +131,26 @@ describe('utf8Body', () => {
     expect(answers.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 400', 'HTTP/1.1 200']);
     expect(answers).toContain('The request is too large.');
   });
+
+  it.each(['identity', 'gzip'])(
+    'ends a request (%s) whose client left halfway through the body before it was read',
+    async (coding) => {
+      // Before: the reader waited for an end or a close that had already happened, so the request never
+      // ended, and its context (socket, buffers) was held for the life of the process.
+      const before = settled;
+      const { port } = server.address() as AddressInfo;
+      const socket = net.connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write(
+        `POST /after-a-wait HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: ${coding}\r\nContent-Length: 100\r\n\r\n{"a":`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      socket.destroy();
+      for (let waited = 0; settled === before && waited < 1000; waited += 20)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(settled).toBe(before + 1);
+    },
+  );
 
   it('reads a body whose Content-Encoding is empty as not encoded, as koa-body did', async () => {
     const answer = await post(Buffer.from('{"a":1}'), { 'Content-Encoding': '' });

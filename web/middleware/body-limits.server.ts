@@ -159,6 +159,9 @@ function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
     });
     source.on('error', unreadable);
     req.once('close', onClose);
+    // Gone before anything here listened (while a layer before this one waited): no end or close is
+    // coming, and the request would wait for one forever, its context held for the process's life.
+    if (req.destroyed && !req.readableEnded) unreadable();
   });
 }
 
