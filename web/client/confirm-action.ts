@@ -40,8 +40,11 @@ export function installActionConfirmation(): void {
           // As the delete confirmation: a second Enter (a double press) must not do what is asked, as
           // "Discard … It will never be handled." cannot be undone. "Yes" is one Shift+Tab away.
           focusCancel: true,
-          // After focus is back on the button that opened it (or nowhere, when it failed to open).
+          // After focus is back on the button that opened it (or nowhere, when it failed to open); or
+          // when another dialog replaces this one before it has closed (SweetAlert2 then destroys it, and
+          // its didClose never comes: the refresh would stop for good, silently).
           didClose: close,
+          didDestroy: close,
         }),
       )
       .then((result) => {

@@ -51,9 +51,9 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
   // lost sends it with the same key, so a save that did reach the server is answered, not made twice
   // (or shown as someone else's change to overwrite).
   let sent: { text: string; expected: number; key: string } | undefined;
-  const send = (text: string) => {
+  const send = async (text: string) => {
     if (sent?.text !== text || sent.expected !== expected) sent = { text, expected, key: newKey() };
-    return callComponent(
+    const answer = await callComponent(
       'competitor-notes',
       {
         event: 'update-note',
@@ -65,6 +65,10 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
       },
       sent.key,
     );
+    // Set aside by the server after failing on it: that key can never save, so the next Save (or
+    // Overwrite) is a new attempt, under a new key (events/store/command-inbox.ts, `givenUp`).
+    if (answer.status === 'rejected' && answer.details?.setAside === true) sent = undefined;
+    return answer;
   };
 
   /** The editor, optionally opened with a rejection to show; the answer of its save, or undefined if cancelled. */
@@ -104,9 +108,6 @@ export async function openNotesDialog(target: NoteTarget): Promise<void> {
       preConfirm: async (v: string) => {
         value = v;
         answer = await send(v);
-        // Set aside by the server after failing on it: that key can never save, so the next Save is a
-        // new attempt, under a new key (events/store/command-inbox.ts, `givenUp`).
-        if (answer.status === 'rejected' && answer.details?.setAside === true) sent = undefined;
         if (answer.status === 'rejected' && answer.code !== 'conflict') {
           swal.showValidationMessage(answer.message);
           return false;
