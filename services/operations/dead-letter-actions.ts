@@ -107,31 +107,27 @@ export interface RecordedLetterAction {
 }
 
 /**
- * The action recorded for a dead letter by its row id, the newest if several (ids are never reused, so
- * there is one): for a letter no longer listed, what became of it and who did it. Undefined when none
- * was recorded (an id that never was a letter). Found by the index of migration 036.
+ * The action recorded for a dead letter no longer listed: what became of it and who did it. Its row is gone,
+ * so its action's stream is named by the letter's key (`deadLetterKey`), which the /ops form carries; the
+ * stream's first event must be about this letter id (a key from another letter's form finds nothing).
+ * Undefined when none was recorded. One read of one stream, by its key: no index over the log needed.
  */
 export async function recordedLetterAction(
-  db: Queryable,
+  store: EventStore,
   letterId: string,
+  letterKey: string,
 ): Promise<RecordedLetterAction | undefined> {
-  const { rows } = await db.query<{
-    type: string;
-    command_id: string;
-    actor: Actor;
-    command_type: string | null;
-  }>(
-    `SELECT type, command_id, metadata->'actor' AS actor, data->>'commandType' AS command_type
-     FROM events
-     WHERE type IN ('DeadLetterRetried', 'DeadLetterDiscarded') AND data->>'deadLetterId' = $1
-     ORDER BY position DESC LIMIT 1`,
-    [letterId],
-  );
-  const row = rows[0];
-  const action = actionOf(row?.type ?? '');
-  return row && action
-    ? { action, by: row.actor, commandId: row.command_id, commandType: row.command_type }
-    : undefined;
+  const { events } = await store.readStream(deadLetterStream(letterKey));
+  const first = events[0];
+  const action = actionOf(first?.type ?? '');
+  const data = (first?.data ?? {}) as { deadLetterId?: unknown; commandType?: unknown };
+  if (!first || !action || String(data.deadLetterId) !== letterId) return undefined;
+  return {
+    action,
+    by: first.metadata.actor,
+    commandId: first.metadata.commandId,
+    commandType: typeof data.commandType === 'string' ? data.commandType : null,
+  };
 }
 
 /**

@@ -182,6 +182,31 @@ describe.each(databaseBackends)('dead-letter actions sent again on %s', (backend
     expect(sends(letter)).toBe(0);
   });
 
+  it("a late click carrying another letter's key is not told that letter's fate, and a malformed key is refused", async () => {
+    const [a, b] = [await deadLetter(), await deadLetter()];
+    const formA = await formOf(admin, a.id, 'retry');
+    const formB = await formOf(admin, b.id, 'discard');
+    expect(flashOf(await other.postForm(`/ops/dead-letters/${b.id}/discard`, formB))).toBe(
+      'Discarded the dead letter.',
+    );
+    expect(
+      flashOf(
+        await other.postForm(`/ops/dead-letters/${a.id}/discard`, await formOf(other, a.id, 'discard')),
+      ),
+    ).toBe('Discarded the dead letter.');
+    // Letter a's late Retry with letter b's key: b's record does not name a, so nothing is claimed about a.
+    const crossed = await admin.postForm(`/ops/dead-letters/${a.id}/retry`, {
+      ...formA,
+      letter: formB.letter ?? '',
+    });
+    expect(flashOf(crossed)).toBe('That dead letter was already retried or discarded.');
+    const malformed = await admin.postForm(`/ops/dead-letters/${a.id}/retry`, { ...formA, letter: 'x' });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.text()).toContain('This form is out of date: reload /ops and try again.');
+    expect(await recorded(a.letter)).toEqual(['DeadLetterDiscarded']);
+    expect(sends(a.letter)).toBe(0);
+  });
+
   it('Discard from a tab opened before another admin retried the letter: told it was retried, and by whom; still handled once', async () => {
     const { letter, id } = await deadLetter();
     const discardForm = await formOf(other, id, 'discard');

@@ -222,11 +222,13 @@ describe.each(securityBackends)('operator surfaces on %s', (backend) => {
     expect(answers.map((a) => a.status)).toEqual([302, 302, 302, 302]);
     const after = await actions();
     expect(after.retried - before.retried + after.discarded - before.discarded).toBe(1);
-    // Afterwards, either action finds nothing to do, and says what was done.
-    const done = after.retried > before.retried ? 'retried' : 'discarded';
+    // Afterwards, either action finds nothing to do. Sent without the form's fields (a script), it cannot
+    // name the letter's record (dead-letter-resend.test.ts: the form's own resend is told what and who).
     for (const action of ['retry', 'discard'] as const) {
       expect((await post(admin, id, action)).status).toBe(302);
-      expect(await (await admin.get('/ops')).text()).toContain(`That dead letter was already ${done} by you`);
+      expect(await (await admin.get('/ops')).text()).toContain(
+        'That dead letter was already retried or discarded.',
+      );
     }
     expect(await actions()).toEqual(after);
   });

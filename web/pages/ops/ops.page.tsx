@@ -1,5 +1,6 @@
 import type { DeadLetter } from '#events/store/dead-letters.ts';
 import type { Disagreement, LiveInstance } from '#infra/instances.ts';
+import { deadLetterKey } from '#services/operations/dead-letter-actions.ts';
 import { CommandKeyField, CsrfField } from '../../components/form-field.tsx';
 import { formatTime } from '../../components/format.ts';
 import { ScrollRegion } from '../../components/scroll-region.tsx';
@@ -73,6 +74,8 @@ function LetterActionForm(props: {
     >
       <CsrfField token={props.csrfToken} />
       <CommandKeyField />
+      {/* For a click that arrives after the letter was acted on: what was done, and by whom. */}
+      <input type="hidden" name="letter" value={deadLetterKey(props.letter)} />
       {/* Its name for the auto-refresh, which keeps focus on it (web/client/keep-focus.ts). */}
       <button type="submit" className={props.buttonClass} data-control={`${props.action}-${props.letter.id}`}>
         {props.label}

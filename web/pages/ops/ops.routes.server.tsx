@@ -3,6 +3,7 @@ import type { RouterContext } from '@koa/router';
 import type { Actor } from '#events/envelope.ts';
 import type { BusEnvelope } from '#events/command-shape.ts';
 import { NotRetryableError } from '#events/store/dead-letters.ts';
+import { z } from 'zod';
 import { ForbiddenError } from '#infra/errors.ts';
 import {
   claimLetterAction,
@@ -12,12 +13,24 @@ import {
 } from '#services/operations/dead-letter-actions.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
+import { parseInput } from '../../input.server.ts';
 import { route, type RouteDef } from '../../routing.server.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
 import type { Flash, SessionUser } from '../page-context.ts';
 
 /** A dead letter's row id, already checked at the edge (web/input.server.ts, `letterId`). */
 const deadLetterId = (ctx: { params: Record<string, string | undefined> }) => ctx.params.letterId ?? '';
+
+/**
+ * The letter's key (`deadLetterKey`), which its form carries so that a click arriving after the letter
+ * was acted on finds what was done (`recordedLetterAction`). Absent from a script's request.
+ */
+const letterKeyField = z.object({
+  letter: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/, 'This form is out of date: reload /ops and try again.')
+    .optional(),
+});
 
 const done = { retry: 'retried', discard: 'discarded' } as const;
 const button = { retry: 'Retry', discard: 'Discard' } as const;
@@ -87,10 +100,11 @@ async function actOnLetter(ctx: RouterContext, deps: AppDeps, wanted: LetterActi
   const user = ctx.state.user as SessionUser;
   const key = idempotencyKey(ctx);
   const actionId = key ? letterActionId(key, user.id, id, wanted) : randomUUID();
+  const { letter: letterKey } = parseInput(letterKeyField, ctx.request.body ?? {}, 'The form');
   const letter = await deps.deadLetters.find(id);
   if (!letter) {
     // Carried out already: by this very request, sent before (its answer was lost), or by another one.
-    const recorded = await recordedLetterAction(deps.db.pool, id);
+    const recorded = letterKey && (await recordedLetterAction(deps.store, id, letterKey));
     addFlash(
       ctx,
       !recorded
