@@ -17,13 +17,17 @@ export interface NewAccount {
   userId?: string;
 }
 
-/** The key names a user the log already has, whose password is not the one given now: nothing is changed. */
+/**
+ * The key names a user the log already has, whose password is not the one given now: nothing is changed.
+ * "Another sending", not "the first": two sendings at the same moment may each store their password in
+ * turn, and the one that stays is the last (helper-59).
+ */
 export const addedWithAnotherPassword: Outcome = {
   status: 'rejected',
   code: 'conflict',
   message:
-    'This user was already added when this form was first sent, with the password given then: the password ' +
-    'you gave now was not saved. They sign in with the first password. Reload the users page to see them.',
+    'This user was already added by another sending of this same form, with the password given there: the ' +
+    'password you gave now was not saved. Reload the users page to see them.',
 };
 
 /** Whether the log records this user (the truth; the user list may lag behind it). */

@@ -145,7 +145,7 @@ describe.each(databaseBackends)('creating a user on %s', (backend) => {
 
     const resent = await addUser(admin, form(email, passwordB, key));
     expect(resent.status).toBe(400);
-    expect(resent.page).toContain('This user was already added when this form was first sent');
+    expect(resent.page).toContain('This user was already added by another sending of this same form');
     expect(resent.page).toContain('the password you gave now was not saved');
     expect(await signsIn(email, passwordA)).toBe(true);
     expect(await checkPassword(app.db.pool, key, passwordB)).toBe(false);
