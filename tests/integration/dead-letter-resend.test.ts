@@ -2,22 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandEnvelope } from '#events/command.ts';
 import { createAccount } from '#services/user/accounts.ts';
+import { flashOf } from '#tests/security/support/helpers.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
 import { addCompetitorCommand, envelope, giveUp } from '#tests/support/runtime-pieces.ts';
 import { startTestApp, TEST_PASSWORD, type TestApp } from '#tests/support/test-app.ts';
 import { TestClient } from '#tests/support/test-client.ts';
 import { until } from '#tests/support/until.ts';
-
-/** The flash messages a redirect answer set (read from its cookie, so answers sent at once stay apart). */
-function flashOf(response: Response): string {
-  for (const line of response.headers.getSetCookie()) {
-    const match = /^rivals_flash=([^.;]+)\./.exec(line);
-    if (!match?.[1]) continue;
-    const flashes = JSON.parse(Buffer.from(match[1], 'base64url').toString('utf8')) as { text: string }[];
-    return flashes.map((f) => f.text).join(' | ');
-  }
-  return '';
-}
 
 /**
  * The fields of a dead letter's Retry or Discard form as /ops renders it for this client: what the

@@ -5,10 +5,9 @@ import { oneOf, onlyOnce, readPassword, typedText } from '#infra/cli/arguments.t
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
 import { createCommandRouter } from '#services/command-router.ts';
 import { loadState } from '#services/decide-and-append.ts';
-import { createAccount, setPassword } from '#services/user/accounts.ts';
+import { createAccount, setPassword, type Dispatch } from '#services/user/accounts.ts';
 import { usersDecider } from '#services/user/users.ts';
 import { usersStream } from '#events/streams.ts';
-import type { Dispatch } from '#services/user/accounts.ts';
 import type { EventStore } from '#events/store/event-store.ts';
 import { endSessionsSignedInBefore } from '../auth/sessions.server.ts';
 import { catchUpProjections, operator, UsageError, withDatabase } from './cli-context.server.ts';
