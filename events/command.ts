@@ -8,7 +8,14 @@ import {
 import { actorSchema } from './envelope.ts';
 import { ReorderRanking, ReorganizeSegments } from './ordering/commands.ts';
 import { AddSegment } from './segment/commands.ts';
-import { AddUser, ChangeUserRole, DisableUser, EnableUser, ResetPassword } from './user/commands.ts';
+import {
+  AddUser,
+  ChangeOwnPassword,
+  ChangeUserRole,
+  DisableUser,
+  EnableUser,
+  ResetPassword,
+} from './user/commands.ts';
 
 export const commandSchema = z.discriminatedUnion('type', [
   AddCompetitor,
@@ -21,6 +28,7 @@ export const commandSchema = z.discriminatedUnion('type', [
   DisableUser,
   EnableUser,
   ResetPassword,
+  ChangeOwnPassword,
   ReorderRanking,
   ReorganizeSegments,
 ]);

@@ -95,6 +95,13 @@ const commandTable: { [T in CommandType]: Route<T> } = {
   DisableUser: onStream(usersStream, usersDecider, 'users.manage'),
   EnableUser: onStream(usersStream, usersDecider, 'users.manage'),
   ResetPassword: onStream(usersStream, usersDecider, 'users.manage'),
+  ChangeOwnPassword: {
+    stream: usersStream,
+    lane: usersStream,
+    run: (w, command, metadata) =>
+      decideAndAppend(w, usersStream(), usersDecider, { ...command, senderId: metadata.actor.id }, metadata),
+    needs: 'account.manage',
+  },
   ReorderRanking: { ...reorder, needs: 'ranking.reorder' },
   ReorganizeSegments: { ...reorder, needs: 'segments.reorder' },
 };

@@ -37,6 +37,8 @@ import { loginRoutes } from './pages/login/login.routes.server.tsx';
 import { staleSignInForms } from './pages/login/stale-sign-in.server.tsx';
 import { staleSignOutForms } from './pages/login/stale-sign-out.server.tsx';
 import { userRoutes } from './pages/users/users.routes.server.tsx';
+import { accountRoutes } from './pages/account/account.routes.server.tsx';
+import { stalePasswordChangeForms } from './pages/account/stale-password-change.server.ts';
 import { mountRoutes, type RouteDef } from './routing.server.ts';
 import { liveMarksAtRender } from './realtime/live-marks.server.ts';
 import { createSearchReads } from './search-reads.server.ts';
@@ -47,6 +49,7 @@ const pageRoutes: readonly RouteDef[] = [
   ...competitorFormRoutes,
   ...competitorListRoutes,
   ...userRoutes,
+  ...accountRoutes,
   ...historyRoutes,
   ...auditRoutes,
   ...overviewRoutes,
@@ -136,7 +139,11 @@ export function createApp(given: Omit<AppDeps, 'searchReads'>, metrics: Metrics)
       https,
       cookies: deps.sessions.cookies,
       trustProxy: config.TRUST_PROXY,
-      staleForms: { ...staleSignInForms(deps.sessions), ...staleSignOutForms() },
+      staleForms: {
+        ...staleSignInForms(deps.sessions),
+        ...staleSignOutForms(),
+        ...stalePasswordChangeForms(deps.db.pool),
+      },
     }),
   );
   app.use(liveMarksAtRender(deps.db.pool));

@@ -32,7 +32,14 @@ export function idempotencyKey(ctx: Context): string | undefined {
  * Fields left out of a request's digest: the key and the form token differ between a request and its
  * retry without changing what it asks for, and a password must not be kept even as a (fast) hash.
  */
-const notPartOfTheRequest = new Set([IDEMPOTENCY_FIELD, '_csrf', 'password']);
+const notPartOfTheRequest = new Set([
+  IDEMPOTENCY_FIELD,
+  '_csrf',
+  'password',
+  'currentPassword',
+  'newPassword',
+  'repeatPassword',
+]);
 
 /** JSON with object keys in sorted order, so the same fields always give the same text. */
 function canonicalJson(value: unknown): string {

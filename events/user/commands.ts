@@ -23,9 +23,19 @@ export const ResetPassword = z.object({
   payload: z.object({ userId: z.uuid() }),
 });
 
+/**
+ * A user sets their own password (the /account page, after giving the current one). The router adds
+ * `senderId`, who sent it: only the account itself may (an admin resets another's with ResetPassword).
+ */
+export const ChangeOwnPassword = z.object({
+  type: z.literal('ChangeOwnPassword'),
+  payload: z.object({ userId: z.uuid() }),
+});
+
 export type UserCommand =
   | z.infer<typeof AddUser>
   | z.infer<typeof ChangeUserRole>
   | z.infer<typeof DisableUser>
   | z.infer<typeof EnableUser>
-  | z.infer<typeof ResetPassword>;
+  | z.infer<typeof ResetPassword>
+  | (z.infer<typeof ChangeOwnPassword> & { senderId?: string });

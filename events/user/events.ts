@@ -31,12 +31,20 @@ export const UserPasswordReset = defineEvent({
   schema: z.object({ userId: z.uuid() }),
 });
 
+// The user set a new password themselves (/account), giving the current one; the hash is in user_credentials.
+export const UserPasswordChanged = defineEvent({
+  type: 'UserPasswordChanged',
+  schemaVersion: 1,
+  schema: z.object({ userId: z.uuid() }),
+});
+
 export type UserEvent =
   | { type: 'UserAdded'; data: z.infer<typeof UserAdded.schema> }
   | { type: 'UserRoleChanged'; data: z.infer<typeof UserRoleChanged.schema> }
   | { type: 'UserDisabled'; data: z.infer<typeof UserDisabled.schema> }
   | { type: 'UserEnabled'; data: z.infer<typeof UserEnabled.schema> }
-  | { type: 'UserPasswordReset'; data: z.infer<typeof UserPasswordReset.schema> };
+  | { type: 'UserPasswordReset'; data: z.infer<typeof UserPasswordReset.schema> }
+  | { type: 'UserPasswordChanged'; data: z.infer<typeof UserPasswordChanged.schema> };
 
 export const userEventDefinitions = [
   UserAdded,
@@ -44,4 +52,5 @@ export const userEventDefinitions = [
   UserDisabled,
   UserEnabled,
   UserPasswordReset,
+  UserPasswordChanged,
 ];

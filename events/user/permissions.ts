@@ -25,6 +25,8 @@ export const permissions = {
   'users.manage': 'admin',
   'ops.view': 'admin',
   'ops.manage': 'admin',
+  /** Your own account (/account): every signed-in user may set their own password. */
+  'account.manage': 'viewer',
 } as const satisfies Record<string, Role>;
 
 export type Action = keyof typeof permissions;

@@ -19,6 +19,7 @@ export const auditedTypes = [
   'UserDisabled',
   'UserEnabled',
   'UserPasswordReset',
+  'UserPasswordChanged',
   'ProjectionRebuilt',
   'DemoDataSeeded',
   'DeadLetterRetried',

@@ -190,6 +190,8 @@ export function auditLine(
         competitorName: null,
         summary: `Set a new password for ${known(event.data.userId)?.name ?? 'a user'}`,
       };
+    case 'UserPasswordChanged':
+      return { competitorId: null, competitorName: null, summary: 'Changed their own password' };
     case 'ProjectionRebuilt':
       return {
         competitorId: null,

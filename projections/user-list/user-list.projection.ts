@@ -8,6 +8,7 @@ const userTypes = new Set([
   'UserDisabled',
   'UserEnabled',
   'UserPasswordReset',
+  'UserPasswordChanged',
 ]);
 
 /**
@@ -48,6 +49,7 @@ export const userListProjection = defineProjection({
           ]);
           break;
         case 'UserPasswordReset':
+        case 'UserPasswordChanged':
           // No column shows it; handled so that the user feed signs the user's sockets out.
           break;
       }

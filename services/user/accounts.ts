@@ -135,19 +135,22 @@ async function storedHash(db: Queryable, userId: string, lock = ''): Promise<str
 }
 
 /**
- * Sets a new password for a user the log records (`users:set-password`). The reset is recorded first
- * (`UserPasswordReset`: the audit lists it, and a user that does not exist is refused there), then the
- * hash replaces the old one. Answers the command's outcome; the caller ends the sessions signed in before
- * the reset (`outcome.positions`). A failure between the two leaves the old password and a recorded
- * reset: running the command again finishes it (recorded again, as it was asked again).
+ * Sets a new password for a user the log records: an operator's reset (`users:set-password`,
+ * `ResetPassword`) or the user's own change (/account, `ChangeOwnPassword`). The change is recorded first
+ * (the audit lists it, and a user that does not exist, or a change by someone else, is refused there),
+ * then the hash replaces the old one. Answers the command's outcome; the caller ends the sessions signed
+ * in before it (`outcome.positions`). A failure between the two leaves the old password and a recorded
+ * change: asking again finishes it (the CLI records it again, as it was asked again; the page's retry
+ * carries the same key, so it is answered by the first outcome and stores the hash).
  */
 export async function setPassword(
   pool: Pool,
   dispatch: Dispatch,
   account: { userId: string; password: string },
+  type: 'ResetPassword' | 'ChangeOwnPassword' = 'ResetPassword',
 ): Promise<Outcome | undefined> {
   const hash = await hashPassword(account.password);
-  const outcome = await dispatch({ type: 'ResetPassword', payload: { userId: account.userId } });
+  const outcome = await dispatch({ type, payload: { userId: account.userId } });
   if (outcome?.status !== 'accepted') return outcome;
   await pool.query(
     `INSERT INTO user_credentials (user_id, password_hash) VALUES ($1, $2)

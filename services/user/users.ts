@@ -59,6 +59,7 @@ export const usersDecider: Decider<UserCommand, UserEvent, UsersState> = {
         if (current) byId.set(userId, { ...current, disabled: false });
         break;
       case 'UserPasswordReset':
+      case 'UserPasswordChanged':
         return state;
       default:
         return assertNever(event);
@@ -101,6 +102,11 @@ export const usersDecider: Decider<UserCommand, UserEvent, UsersState> = {
         // Recorded each time (the audit lists every reset); the password itself is stored by the caller.
         if (!user) return reject('not_found', 'This user does not exist.');
         return accept({ type: 'UserPasswordReset', data: { userId } });
+      case 'ChangeOwnPassword':
+        if (!user) return reject('not_found', 'This user does not exist.');
+        // The route sends the signed-in user's own id; anything else is not this page's request.
+        if (command.senderId !== userId) return reject('forbidden', 'You can only change your own password.');
+        return accept({ type: 'UserPasswordChanged', data: { userId } });
       default:
         return assertNever(command);
     }

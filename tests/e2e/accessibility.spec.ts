@@ -144,6 +144,16 @@ function screensOf(role: Role, id: string): Screen[] {
     { name: 'ranking', path: '/ranking' },
     { name: 'segments board', path: '/segments' },
     { name: '404 page', path: '/no-such-page', status: 404 },
+    { name: 'your account', path: '/account' },
+    {
+      name: 'your account, a password change with errors',
+      path: '/account',
+      then: async (page) => {
+        await page.getByLabel('New password', { exact: true }).fill('short');
+        await page.getByRole('button', { name: 'Change password' }).click();
+        await expect(page.locator('#field-currentPassword-error')).toBeVisible();
+      },
+    },
   ];
   const editor: Screen[] = [
     { name: 'add form', path: '/competitors/new' },
@@ -288,6 +298,7 @@ test("at a phone's width every screen fits, with a 114-letter name: header links
     '/users',
     '/users/new',
     '/ops',
+    '/account',
   ];
   for (const path of screens) {
     await gotoReady(page, `${url}${path}`);

@@ -138,4 +138,21 @@ describe('users', () => {
       events: [{ type: 'UserEnabled', data: { userId: editor } }],
     });
   });
+
+  it('lets a user change their own password only, every time it is asked (each change is listed)', () => {
+    const { when } = given(usersDecider, history);
+    const own = { type: 'ChangeOwnPassword', payload: { userId: editor } } as const;
+    expect(when({ ...own, senderId: editor })).toEqual({
+      events: [{ type: 'UserPasswordChanged', data: { userId: editor } }],
+    });
+    expect(when({ ...own, senderId: admin })).toMatchObject({
+      code: 'forbidden',
+      message: 'You can only change your own password.',
+    });
+    expect(when(own)).toMatchObject({ code: 'forbidden' });
+    const nobody = randomUUID();
+    expect(when({ type: 'ChangeOwnPassword', payload: { userId: nobody }, senderId: nobody })).toMatchObject({
+      code: 'not_found',
+    });
+  });
 });

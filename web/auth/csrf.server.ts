@@ -19,7 +19,9 @@ const SESSION_ENDED =
  * the answer says whether it answered (true) or leaves the request to the usual refusal (false). Only for
  * forms whose answer never makes a change on a stale page's word (the sign-in form).
  */
-export type StaleFormAnswers = Readonly<Record<string, (ctx: Context, sent: string) => boolean>>;
+export type StaleFormAnswers = Readonly<
+  Record<string, (ctx: Context, sent: string) => boolean | Promise<boolean>>
+>;
 
 /** The stale-form answer for a path as the router matches it: any case, a trailing slash or not. */
 function staleAnswer(answers: StaleFormAnswers | undefined, path: string) {
@@ -63,7 +65,7 @@ export function csrfMiddleware(options: {
       const sent = ctx.get('X-CSRF-Token') || (typeof body?._csrf === 'string' ? body._csrf : '');
       if (!sent || !safeEqual(sent, expected)) {
         const stale = ctx.method === 'POST' ? staleAnswer(options.staleForms, ctx.path) : undefined;
-        if (stale?.(ctx, sent)) return;
+        if (await stale?.(ctx, sent)) return;
         // The page was signed in, and its session has ended since (signed out elsewhere, expired, or
         // the account disabled): that, not a broken form, is why its token no longer matches. Its
         // cookie may be gone already (signed out in another tab of this browser, or cleared by any

@@ -59,9 +59,13 @@ export function Layout({ page, title, children }: { page: PageContext; title: st
           )}
           {user && (
             <form method="post" action="/logout" className="site-header__user">
-              <span>
+              <a
+                href="/account"
+                title="Your account"
+                aria-current={page.path === '/account' ? 'page' : undefined}
+              >
                 {user.name} <span className="role-badge">{user.role}</span>
-              </span>
+              </a>
               <input type="hidden" name="_csrf" value={page.csrfToken} />
               <button type="submit" className="button button--ghost">
                 Sign out

@@ -1,7 +1,13 @@
 import type { ProjectionRunner } from '#projections/runner.ts';
 import type { SessionSignals } from '../auth/session-signals.server.ts';
 
-const userChanges = new Set(['UserRoleChanged', 'UserDisabled', 'UserEnabled', 'UserPasswordReset']);
+const userChanges = new Set([
+  'UserRoleChanged',
+  'UserDisabled',
+  'UserEnabled',
+  'UserPasswordReset',
+  'UserPasswordChanged',
+]);
 
 /**
  * The reactor that keeps live sockets honest: once the user list shows a role change or a disabled

@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { TooManyRequestsError } from '#infra/errors.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
+import { checkPassword, setPassword } from '#services/user/accounts.ts';
+import type { Outcome } from '#events/command.ts';
+import { addressKey } from '../../address-key.ts';
+import { addFlash } from '../../auth/flash.server.ts';
+import { endSessionsSignedInBefore, startSession } from '../../auth/sessions.server.ts';
+import { dispatchAndWaitVisible, recallChange, unconfirmedChange } from '../../commands.server.ts';
+import { pageContext, renderHtml } from '../../render.server.tsx';
+import { route, type RouteDef } from '../../routing.server.ts';
+import { fieldErrors, formValues } from '../../zod-form.server.ts';
+import type { SessionUser } from '../page-context.ts';
+import { AccountPage, passwordFields } from './account.page.tsx';
+import { CHANGED } from './stale-password-change.server.ts';
+
+const passwordForm = z
+  .object({
+    currentPassword: z
+      .string()
+      .min(1, 'Enter your current password.')
+      .max(PASSWORD_MAX_LENGTH, 'That is not your current password: it is longer than any password can be.'),
+    newPassword: z
+      .string()
+      .min(PASSWORD_MIN_LENGTH, `The new password must be at least ${PASSWORD_MIN_LENGTH} characters.`)
+      .max(PASSWORD_MAX_LENGTH, `The new password must be at most ${PASSWORD_MAX_LENGTH} characters.`),
+    repeatPassword: z.string(),
+  })
+  .refine((form) => form.repeatPassword === form.newPassword, {
+    path: ['repeatPassword'],
+    message: 'The two new passwords differ: type the same new password in both fields.',
+  })
+  .refine((form) => form.newPassword !== form.currentPassword, {
+    path: ['newPassword'],
+    message: 'The new password is the one you have now: choose another.',
+  });
+
+const NOT_CURRENT = 'That is not your current password.';
+
+export const accountRoutes: RouteDef[] = [
+  route('GET', '/account', 'account.manage', (ctx) => {
+    renderHtml(ctx, <AccountPage page={pageContext(ctx)} errors={{}} />);
+  }),
+
+  /**
+   * The current password is checked first, counted with the sign-in attempts of this account and address
+   * (guessing it here is no cheaper than at sign-in). The change is recorded (`ChangeOwnPassword`), then
+   * the hash replaced, then every session signed in before it ended, this browser's included, and this
+   * browser signed in again: the password changed elsewhere signs out whoever may have learned the old one.
+   *
+   * Sent again (a double click, a retry after a lost answer: the form's key), the current password no
+   * longer matches, since the first sending changed it: a sending whose new password is the stored one
+   * and whose key names an accepted change of this very request is answered as the first was.
+   */
+  route('POST', '/account/password', 'account.manage', async (ctx, deps) => {
+    const user = ctx.state.user as SessionUser;
+    const values = formValues(ctx.request.body, passwordFields);
+    const rerender = (errors: Record<string, string>) =>
+      renderHtml(ctx, <AccountPage page={pageContext(ctx)} errors={errors} />, 400);
+    const parsed = passwordForm.safeParse(values);
+    if (!parsed.success) return rerender(fieldErrors(parsed.error));
+    const { currentPassword, newPassword } = parsed.data;
+
+    const address = addressKey(ctx.ip);
+    const wait = await deps.loginLimiter.attempt(user.email, address);
+    if (wait > 0)
+      throw new TooManyRequestsError(
+        `Too many wrong passwords. Try again in ${wait} second${wait === 1 ? '' : 's'}.`,
+        wait,
+      );
+    let outcome: Outcome | undefined;
+    if (await checkPassword(deps.db.pool, user.id, currentPassword)) {
+      outcome = await setPassword(
+        deps.db.pool,
+        async (command) => (await dispatchAndWaitVisible(ctx, deps, command, [])).outcome,
+        { userId: user.id, password: newPassword },
+        'ChangeOwnPassword',
+      );
+    } else {
+      const earlier = (await checkPassword(deps.db.pool, user.id, newPassword))
+        ? await recallChange(ctx, deps, [])
+        : undefined;
+      if (earlier?.outcome?.status !== 'accepted') {
+        deps.log.info({ userId: user.id }, 'password change: the current password was wrong');
+        return rerender({ currentPassword: NOT_CURRENT });
+      }
+      outcome = earlier.outcome;
+    }
+    await deps.loginLimiter.succeeded(user.email, address);
+
+    if (outcome?.status === 'rejected') return rerender({ _form: outcome.message });
+    if (!outcome) {
+      // Recorded or not, the hash is stored only once the change is: the same form sent again finishes it.
+      addFlash(ctx, { kind: 'info', text: unconfirmedChange(ctx) });
+      return ctx.redirect('/account');
+    }
+    const ended = await endSessionsSignedInBefore(deps.db.pool, user.id, Math.max(...outcome.positions));
+    await startSession(ctx, deps.sessions, user.id);
+    deps.log.info({ userId: user.id, endedSessions: ended }, 'password changed');
+    addFlash(ctx, { kind: 'success', text: CHANGED });
+    ctx.redirect('/account');
+  }),
+];
