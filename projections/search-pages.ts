@@ -2,10 +2,11 @@ import type { Queryable } from '#infra/db/database.ts';
 
 /**
  * Deep pages of a search (docs/decisions/0015-search-page-cache.md). Past page 1 a search must know
- * every match before the page, so its first deep page reads and sorts the whole matching set. That
- * set, as the sorted ids, is kept with the table's version (infra/migrations/023_table_versions.sql);
- * the search's next pages are a read of 15 rows by id, checked in the same statement against the
- * version: any write to the table since then, from anyone, makes it read the matches again.
+ * every match before the page, so its first deep page reads and counts the whole matching set, and sorts
+ * it only as far as the pages around the one asked for, from the nearer end of the order. Those pages'
+ * ids are kept with the table's version (infra/migrations/023_table_versions.sql); the search's next
+ * pages are a read of 15 rows by id, checked in the same statement against the version: any write to the
+ * table since then, from anyone, makes it read the matches again.
  */
 
 /**
@@ -30,13 +31,22 @@ export const containsPattern = (term: string): string =>
  */
 export const foldedSearch = `search_fold($1)`;
 
-/** One search in one sort: its matching ids in order, as of one version of the table. */
+/**
+ * One search in one sort, as of one version of the table: a stretch of its matching ids in order, the
+ * whole of them or (as a first visit reads them) the pages around the one asked for.
+ */
 export interface MatchSet {
   version: string;
   ids: readonly string[];
+  /** The place of `ids[0]` among all the matches in order (0 when omitted: all of them from the first). */
+  from?: number;
+  /** How many match in all (`ids.length` when omitted: all of them). */
+  total?: number;
 }
 
 export interface SearchPageCache {
+  /** Pages of matches read and kept on each side of the page asked for, when a search's matches are read. */
+  readonly windowPages: number;
   get(key: string): MatchSet | undefined;
   set(key: string, matches: MatchSet): void;
 }
@@ -52,7 +62,12 @@ export interface SearchPageCacheOptions {
    * stream of distinct searches on page 2 grew the heap by ~630 bytes per request, forever.
    */
   maxSearches?: number;
+  /** Pages kept on each side of a deep page when its matches are read (default `WINDOW_PAGES`). */
+  windowPages?: number;
 }
+
+/** Matches read on each side of the page asked for, when a search's deep page is read: 20 pages. */
+export const WINDOW_PAGES = 20;
 
 export function createSearchPageCache(options: SearchPageCacheOptions = {}): SearchPageCache {
   const maxIds = options.maxIds ?? 500_000;
@@ -67,6 +82,7 @@ export function createSearchPageCache(options: SearchPageCacheOptions = {}): Sea
     entries.delete(key);
   };
   return {
+    windowPages: Math.max(0, Math.floor(options.windowPages ?? WINDOW_PAGES)),
     get(key) {
       const found = entries.get(key);
       if (!found) return undefined;
@@ -110,11 +126,61 @@ export interface SearchPage<R> {
 const versionSql = (table: string) =>
   `(SELECT version::text FROM table_versions WHERE table_name = '${table}')`;
 
+/** One term of an allow-listed ORDER BY: its expression, direction and (when written) where nulls go. */
+interface OrderTerm {
+  expression: string;
+  descending: boolean;
+  nulls?: 'FIRST' | 'LAST';
+}
+
+/** An ORDER BY of the calling code (constants only, `expr ASC|DESC [NULLS FIRST|LAST]`, …) as terms. */
+export function orderTerms(order: string): OrderTerm[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const char of order) {
+    if (char === '(') depth++;
+    if (char === ')') depth--;
+    if (char === ',' && depth === 0) {
+      parts.push(current);
+      current = '';
+    } else current += char;
+  }
+  parts.push(current);
+  return parts.map((part) => {
+    const found = /^\s*(.+?)\s+(ASC|DESC)(?:\s+NULLS\s+(FIRST|LAST))?\s*$/i.exec(part);
+    if (!found?.[1] || !found[2]) throw new Error(`An ORDER BY term needs its direction: ${part}`);
+    const nulls = found[3]?.toUpperCase() as OrderTerm['nulls'];
+    return {
+      expression: found[1],
+      descending: found[2].toUpperCase() === 'DESC',
+      ...(nulls ? { nulls } : {}),
+    };
+  });
+}
+
+/** The match set's column for each term: `m_id` for the id itself, `m_k0`, `m_k1`… for the keys. */
+const termColumns = (terms: readonly OrderTerm[], id: string) =>
+  terms.map((term, i) => (term.expression === id ? 'm_id' : `m_k${i}`));
+
+/**
+ * The terms over the match set's columns, as written or reversed. The reverse of a total order (each ends
+ * in the unique id) flips every direction and every written NULLS (an unwritten one follows the direction
+ * by itself: nulls come last ascending and first descending).
+ */
+const orderOver = (terms: readonly OrderTerm[], columns: readonly string[], reversed: boolean) =>
+  terms
+    .map((term, i) => {
+      const descending = term.descending !== reversed;
+      const nulls = term.nulls && (reversed ? (term.nulls === 'FIRST' ? 'LAST' : 'FIRST') : term.nulls);
+      return `${columns[i]} ${descending ? 'DESC' : 'ASC'}${nulls ? ` NULLS ${nulls}` : ''}`;
+    })
+    .join(', ');
+
 /**
  * Page `page` of the search `pattern` in the order `order` (an allow-listed ORDER BY ending in the id),
  * served from `cache` while the table's version holds. Returns undefined when the table kept changing
- * between the two reads (twice), or its matches are too many to keep: the caller computes that page
- * on its own.
+ * between the two reads (twice): the caller computes that page on its own.
  */
 export async function cachedSearchPage<R>(
   db: Queryable,
@@ -131,18 +197,44 @@ export async function cachedSearchPage<R>(
     const served = await readPage<R>(db, table, cached, page, perPage);
     if (served) return served;
   }
+  const terms = orderTerms(order);
+  const columns = termColumns(terms, table.id);
+  const keys = terms.flatMap((term, i) =>
+    columns[i] === 'm_id' ? [] : [`${term.expression} AS ${columns[i]}`],
+  );
+  const forward = orderOver(terms, columns, false);
   for (let attempt = 0; attempt < 2; attempt++) {
-    // One string, split here: parsing a 50,000-element array result costs more than the query's sort.
-    const { rows } = await db.query<{ version: string | null; ids: string | null }>(
-      `SELECT ${versionSql(table.table)} AS version,
-              (SELECT string_agg(${table.id}::text, ',' ORDER BY ${order}) FROM ${table.table} WHERE ${table.where}) AS ids`,
-      [pattern],
+    // Every match is read once (its id and sort keys only, into m) and counted; only the pages around the
+    // one asked for are kept, sorted from whichever end of the order is nearer (the last page is the
+    // reverse order's first: a sort bounded to a page or two, not a sort of every match), and sent as
+    // one string. The version is read in the same statement, so it is the version of these matches.
+    const { rows } = await db.query<{ version: string | null; n: number; lo: number; ids: string | null }>(
+      `WITH m AS MATERIALIZED (SELECT ${[`${table.id} AS m_id`, ...keys].join(', ')}
+                               FROM ${table.table} WHERE ${table.where}),
+         p AS (SELECT n, least($2::bigint, greatest(1, ceil(n / $3::numeric)))::int AS page
+               FROM (SELECT count(*)::int AS n FROM m) c),
+         w AS (SELECT n, greatest(0, (page - 1) * $3::int - $4::int) AS lo, least(n, page * $3::int + $4::int) AS hi
+               FROM p)
+       SELECT ${versionSql(table.table)} AS version, w.n, w.lo,
+         CASE WHEN w.lo <= w.n - w.hi
+           THEN (SELECT string_agg(m_id::text, ',' ORDER BY ${forward})
+                 FROM (SELECT * FROM m ORDER BY ${forward} OFFSET w.lo LIMIT w.hi - w.lo) s)
+           ELSE (SELECT string_agg(m_id::text, ',' ORDER BY ${forward})
+                 FROM (SELECT * FROM m ORDER BY ${orderOver(terms, columns, true)} OFFSET w.n - w.hi LIMIT w.hi - w.lo) s)
+         END AS ids
+       FROM w`,
+      [pattern, page, perPage, cache.windowPages * perPage],
     );
     const version = rows[0]?.version;
     // A table without a version (not versioned, or never written) cannot be checked: no cache.
     if (!version) return undefined;
     const ids = rows[0]?.ids;
-    const matches: MatchSet = { version, ids: ids ? ids.split(',') : [] };
+    const matches: MatchSet = {
+      version,
+      ids: ids ? ids.split(',') : [],
+      from: rows[0]?.lo ?? 0,
+      total: rows[0]?.n ?? 0,
+    };
     cache.set(key, matches);
     const served = await readPage<R>(db, table, matches, page, perPage);
     if (served) return served;
@@ -150,7 +242,10 @@ export async function cachedSearchPage<R>(
   return undefined;
 }
 
-/** The page's rows by id, if the table is still at the match set's version (one statement). */
+/**
+ * The page's rows by id, if the kept stretch of matches holds the whole page and the table is still at
+ * their version (one statement).
+ */
 async function readPage<R>(
   db: Queryable,
   table: SearchTable,
@@ -158,10 +253,14 @@ async function readPage<R>(
   requested: number,
   perPage: number,
 ): Promise<SearchPage<R> | undefined> {
-  const total = matches.ids.length;
+  const total = matches.total ?? matches.ids.length;
+  const from = matches.from ?? 0;
   const lastPage = Math.max(1, Math.ceil(total / perPage));
   const page = Math.min(Math.max(1, requested), lastPage);
-  const ids = matches.ids.slice((page - 1) * perPage, page * perPage);
+  const start = (page - 1) * perPage;
+  const end = Math.min(total, page * perPage);
+  if (start < from || end > from + matches.ids.length) return undefined;
+  const ids = matches.ids.slice(start - from, end - from);
   const { rows } = await db.query<R & { m_version: string | null; m_id: string | null }>(
     `SELECT v.m_version, r.* FROM (SELECT ${versionSql(table.table)} AS m_version) v
      LEFT JOIN LATERAL (SELECT ${table.id}::text AS m_id, ${table.columns} FROM ${table.table}

@@ -212,6 +212,9 @@ describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (ba
   let db: TestDatabase;
   // One per database, as each app has its own.
   const searchPages = createSearchPageCache();
+  // Keeping one page on each side of the page asked for: most deep pages then read their matches, from
+  // either end of the order, and most kept stretches lie elsewhere.
+  const narrowPages = createSearchPageCache({ windowPages: 1 });
 
   beforeAll(async () => {
     db = await createTestDatabase(backend);
@@ -250,6 +253,8 @@ describe.each(databaseBackends)('deep pages equal ORDER BY … OFFSET (%s)', (ba
           // rows changed must not be served what was cached before).
           const cached = await table.list(db.pool, search, { column, direction }, page, searchPages);
           expect(cached, `${label} (cached matches)`).toEqual(expected);
+          const narrow = await table.list(db.pool, search, { column, direction }, page, narrowPages);
+          expect(narrow, `${label} (matches kept a page either side)`).toEqual(expected);
         }
       }
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSearchPageCache } from '#projections/search-pages.ts';
+import { createSearchPageCache, orderTerms } from '#projections/search-pages.ts';
 
 const ids = (n: number, prefix = 'x') => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
@@ -42,5 +42,16 @@ describe('search page cache', () => {
       true,
       true,
     ]);
+  });
+
+  it('reads an ORDER BY as its terms, commas inside parentheses included, and refuses a term without a direction', () => {
+    expect(orderTerms(`lower(competitor_name) DESC NULLS LAST, coalesce(a, 'x') asc, position DESC`)).toEqual(
+      [
+        { expression: 'lower(competitor_name)', descending: true, nulls: 'LAST' },
+        { expression: `coalesce(a, 'x')`, descending: false },
+        { expression: 'position', descending: true },
+      ],
+    );
+    expect(() => orderTerms('lower(name), id ASC')).toThrow(/direction/);
   });
 });
