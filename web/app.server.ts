@@ -142,7 +142,7 @@ export function createApp(given: Omit<AppDeps, 'searchReads'>, metrics: Metrics)
       staleForms: {
         ...staleSignInForms(deps.sessions),
         ...staleSignOutForms(),
-        ...stalePasswordChangeForms(deps.db.pool),
+        ...stalePasswordChangeForms(deps.db.pool, deps.loginLimiter),
       },
     }),
   );

@@ -160,6 +160,20 @@ export async function setPassword(
   return outcome;
 }
 
+/**
+ * Whether the stored password was replaced after the change at `position` was recorded: that change is
+ * finished (its hash stored, or another stored since). False while it is recorded but its hash is not
+ * stored yet (a failure between the two), which the same form sent again finishes.
+ */
+export async function passwordStoredSince(db: Queryable, userId: string, position: number): Promise<boolean> {
+  const { rows } = await db.query<{ since: boolean }>(
+    `SELECT c.updated_at > e.recorded_at AS since
+     FROM user_credentials c, events e WHERE c.user_id = $1 AND e.position = $2`,
+    [userId, position],
+  );
+  return rows[0]?.since === true;
+}
+
 export async function checkPassword(db: Queryable, userId: string, password: string): Promise<boolean> {
   const stored = await storedHash(db, userId);
   return stored ? verifyPassword(password, stored) : false;

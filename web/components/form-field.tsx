@@ -65,6 +65,6 @@ export const CsrfField = ({ token }: { token: string }) => <input type="hidden" 
  * A fresh idempotency key per rendered form (see web/idempotency.server.ts): submitting the same form
  * twice, or again after a lost answer, is one change. Re-rendering (after a rejection) gives a new key.
  */
-export const CommandKeyField = () => (
-  <input type="hidden" name="_idempotency_key" value={crypto.randomUUID()} />
+export const CommandKeyField = ({ value }: { value?: string | undefined } = {}) => (
+  <input type="hidden" name="_idempotency_key" value={value ?? crypto.randomUUID()} />
 );

@@ -9,7 +9,16 @@ export const passwordFields = ['currentPassword', 'newPassword', 'repeatPassword
  * Your own account: who you are signed in as, and a form to set a new password (the first admin's is
  * random and printed once; nobody else can tell you yours).
  */
-export function AccountPage({ page, errors }: { page: PageContext; errors: Record<string, string> }) {
+export function AccountPage({
+  page,
+  errors,
+  commandKey,
+}: {
+  page: PageContext;
+  errors: Record<string, string>;
+  /** The key of a change sent but not confirmed: the form sent again with it finishes that change. */
+  commandKey?: string | undefined;
+}) {
   const user = page.user as SessionUser;
   // Shown again with errors, the first field in error takes the cursor.
   const focus = firstInvalid(errors, [...passwordFields]);
@@ -29,7 +38,7 @@ export function AccountPage({ page, errors }: { page: PageContext; errors: Recor
       {/* No fields are kept when the form comes back with an error: the browser never gets a password back. */}
       <form method="post" action="/account/password" className="form" noValidate>
         <CsrfField token={page.csrfToken} />
-        <CommandKeyField />
+        <CommandKeyField value={commandKey} />
         {/* For password managers: the account the new password belongs to. */}
         <input type="hidden" name="username" autoComplete="username" value={user.email} />
         <Field

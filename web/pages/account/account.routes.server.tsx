@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { TooManyRequestsError } from '#infra/errors.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
-import { checkPassword, setPassword } from '#services/user/accounts.ts';
+import { checkPassword, passwordStoredSince, setPassword } from '#services/user/accounts.ts';
 import type { Outcome } from '#events/command.ts';
 import { addressKey } from '../../address-key.ts';
 import { addFlash } from '../../auth/flash.server.ts';
 import { endSessionsSignedInBefore, startSession } from '../../auth/sessions.server.ts';
-import { dispatchAndWaitVisible, recallChange, unconfirmedChange } from '../../commands.server.ts';
+import { dispatchAndWaitVisible, recallChange } from '../../commands.server.ts';
+import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import { fieldErrors, formValues } from '../../zod-form.server.ts';
@@ -36,6 +37,12 @@ const passwordForm = z
   });
 
 const NOT_CURRENT = 'That is not your current password.';
+const NOT_YET =
+  'Your password is not changed yet: the server is busy and did not confirm the change in time. Enter the same passwords again and send this form: it finishes that change and never makes a second one.';
+const NOT_YET_UNKEYED =
+  'Your password is not changed yet: the server is busy and did not confirm the change in time. Send the form again in a moment.';
+const FORM_USED =
+  'This form already changed your password, so nothing was changed now: your password is the one it set. To change it again, enter that one as the current password below.';
 
 export const accountRoutes: RouteDef[] = [
   route('GET', '/account', 'account.manage', (ctx) => {
@@ -68,31 +75,57 @@ export const accountRoutes: RouteDef[] = [
         `Too many wrong passwords. Try again in ${wait} second${wait === 1 ? '' : 's'}.`,
         wait,
       );
+    // The change this form's key made before, if it did (the same key and request): this is its resend.
+    const earlierChange = async () => {
+      const earlier = await recallChange(ctx, deps, []);
+      return earlier?.outcome?.status === 'accepted' ? earlier.outcome : undefined;
+    };
     let outcome: Outcome | undefined;
     if (await checkPassword(deps.db.pool, user.id, currentPassword)) {
-      outcome = await setPassword(
-        deps.db.pool,
-        async (command) => (await dispatchAndWaitVisible(ctx, deps, command, [])).outcome,
-        { userId: user.id, password: newPassword },
-        'ChangeOwnPassword',
-      );
+      const earlier = await earlierChange();
+      if (earlier && (await passwordStoredSince(deps.db.pool, user.id, Math.max(...earlier.positions)))) {
+        // That change is finished. Sent twice at once (a double click), its new password is the one stored:
+        // answered as the first. Anything else is the key used again for another change (a page kept
+        // open, a script): the first outcome would have stored a password with no change recorded for it.
+        if (!(await checkPassword(deps.db.pool, user.id, newPassword))) {
+          await deps.loginLimiter.succeeded(user.email, address);
+          return rerender({ _form: FORM_USED });
+        }
+        outcome = earlier;
+      } else {
+        outcome = await setPassword(
+          deps.db.pool,
+          async (command) => (await dispatchAndWaitVisible(ctx, deps, command, [])).outcome,
+          { userId: user.id, password: newPassword },
+          'ChangeOwnPassword',
+        );
+      }
     } else {
-      const earlier = (await checkPassword(deps.db.pool, user.id, newPassword))
-        ? await recallChange(ctx, deps, [])
-        : undefined;
-      if (earlier?.outcome?.status !== 'accepted') {
+      // Checked only for a key that made a change: the new password is not a second guess of the stored one.
+      const earlier = await earlierChange();
+      if (!earlier || !(await checkPassword(deps.db.pool, user.id, newPassword))) {
         deps.log.info({ userId: user.id }, 'password change: the current password was wrong');
         return rerender({ currentPassword: NOT_CURRENT });
       }
-      outcome = earlier.outcome;
+      outcome = earlier;
     }
     await deps.loginLimiter.succeeded(user.email, address);
 
     if (outcome?.status === 'rejected') return rerender({ _form: outcome.message });
     if (!outcome) {
-      // Recorded or not, the hash is stored only once the change is: the same form sent again finishes it.
-      addFlash(ctx, { kind: 'info', text: unconfirmedChange(ctx) });
-      return ctx.redirect('/account');
+      // Recorded or not (the worker may still decide it), the hash is stored only by a request that hears
+      // the change accepted: not the page's usual "received", which a new form (a new key) never finishes.
+      // The form comes back with its key, so sending it again finishes this change rather than making another.
+      const key = idempotencyKey(ctx);
+      return renderHtml(
+        ctx,
+        <AccountPage
+          page={pageContext(ctx)}
+          errors={{ _form: key ? NOT_YET : NOT_YET_UNKEYED }}
+          commandKey={key}
+        />,
+        202,
+      );
     }
     const ended = await endSessionsSignedInBefore(deps.db.pool, user.id, Math.max(...outcome.positions));
     await startSession(ctx, deps.sessions, user.id);

@@ -1,6 +1,8 @@
 import type { Queryable } from '#infra/db/database.ts';
 import { checkPassword } from '#services/user/accounts.ts';
+import { addressKey } from '../../address-key.ts';
 import { addFlash } from '../../auth/flash.server.ts';
+import type { LoginLimiter } from '../../auth/login-limiter.server.ts';
 import type { StaleFormAnswers } from '../../auth/csrf.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { isXhr } from '../../render.server.tsx';
@@ -12,15 +14,19 @@ export const CHANGED_BEFORE =
 export const CHANGED = 'Your password is changed. Browsers signed in as you elsewhere are signed out.';
 
 /** The user whose own password change the command with this id recorded, if it did. */
-async function changedBy(db: Queryable, commandId: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ user_id: string }>(
-    `SELECT e.data->>'userId' AS user_id
+async function changedBy(
+  db: Queryable,
+  commandId: string,
+): Promise<{ id: string; email: string } | undefined> {
+  const { rows } = await db.query<{ id: string; email: string }>(
+    `SELECT u.id, u.email
      FROM command_outcomes o
      JOIN events e ON e.position = (o.outcome->'positions'->>0)::bigint
+     JOIN user_list u ON u.id = (e.data->>'userId')::uuid
      WHERE o.command_id = $1 AND o.outcome->>'status' = 'accepted' AND e.type = 'UserPasswordChanged'`,
     [commandId],
   );
-  return rows[0]?.user_id;
+  return rows[0];
 }
 
 /**
@@ -33,7 +39,7 @@ async function changedBy(db: Queryable, commandId: string): Promise<string | und
  * signed out to the sign-in page, told to use the new password. Nothing else is answered here (false):
  * every other stale form gets the usual refusal, and nothing is ever changed on a stale form's word.
  */
-export function stalePasswordChangeForms(db: Queryable): StaleFormAnswers {
+export function stalePasswordChangeForms(db: Queryable, limiter: LoginLimiter): StaleFormAnswers {
   return {
     '/account/password': async (ctx) => {
       if (isXhr(ctx)) return false;
@@ -45,10 +51,14 @@ export function stalePasswordChangeForms(db: Queryable): StaleFormAnswers {
       }
       const { newPassword } = formValues(ctx.request.body, ['newPassword'] as const);
       if (!key || !newPassword) return false;
-      const userId = await changedBy(db, key);
+      const changed = await changedBy(db, key);
       const user = ctx.state.user as SessionUser | undefined;
-      if (!userId || (user && user.id !== userId)) return false;
-      if (!(await checkPassword(db, userId, newPassword))) return false;
+      if (!changed || (user && user.id !== changed.id)) return false;
+      // A check of the stored password, answered to whoever holds the key: counted like a sign-in.
+      const address = addressKey(ctx.ip);
+      if ((await limiter.attempt(changed.email, address)) > 0) return false;
+      if (!(await checkPassword(db, changed.id, newPassword))) return false;
+      await limiter.succeeded(changed.email, address);
       addFlash(ctx, { kind: 'success', text: user ? CHANGED : CHANGED_BEFORE });
       ctx.redirect(user ? '/account' : '/login?next=%2Faccount');
       return true;
