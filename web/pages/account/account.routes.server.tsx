@@ -128,6 +128,10 @@ export const accountRoutes: RouteDef[] = [
       );
     }
     const ended = await endSessionsSignedInBefore(deps.db.pool, user.id, Math.max(...outcome.positions));
+    // The user feed's signal for the change may have come before these sessions ended (the projection is
+    // quick, this request was not): their sockets would re-check too early, find their session still
+    // there, and stay open until the next periodic re-check. Told again now that they are gone.
+    if (ended > 0) await deps.sessions.signals?.publish({ kind: 'user-changed', userId: user.id });
     await startSession(ctx, deps.sessions, user.id);
     deps.log.info({ userId: user.id, endedSessions: ended }, 'password changed');
     addFlash(ctx, { kind: 'success', text: CHANGED });
