@@ -15,7 +15,15 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
         const store = requestContext.getStore();
         return store ? { reqId: store.reqId } : {};
       },
-      redact: ['req.headers.cookie', 'req.headers.authorization', 'password', '*.password'],
+      // Every password field a form has (sign-in, add user, your own password), at the top or one level down.
+      redact: [
+        'req.headers.cookie',
+        'req.headers.authorization',
+        ...['password', 'currentPassword', 'newPassword', 'repeatPassword'].flatMap((field) => [
+          field,
+          `*.${field}`,
+        ]),
+      ],
     },
     destination ?? process.stdout,
   );
