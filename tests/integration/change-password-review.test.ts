@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkPassword, createAccount } from '#services/user/accounts.ts';
-import { freshUser, waitFor } from '#tests/security/support/helpers.ts';
+import { freshUser, passwordChanges, waitFor } from '#tests/security/support/helpers.ts';
 import {
   securityBackends,
   startSecurityApp,
@@ -28,13 +28,7 @@ describe.each(securityBackends)('changing your own password, reviewed, on %s', (
   });
   afterAll(() => app.close());
 
-  const changes = (userId: string) =>
-    app.db.pool
-      .query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM events WHERE type = 'UserPasswordChanged' AND data->>'userId' = $1`,
-        [userId],
-      )
-      .then(({ rows }) => rows[0]?.n ?? -1);
+  const changes = (userId: string) => passwordChanges(app, userId);
 
   const form = (fields: Record<string, string> = {}) => ({
     currentPassword: TEST_PASSWORD,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPassword } from '#services/user/accounts.ts';
-import { freshUser, waitFor } from '#tests/security/support/helpers.ts';
+import { freshUser, passwordChanges, waitFor } from '#tests/security/support/helpers.ts';
 import {
   disconnection,
   handshakeResult,
@@ -34,13 +34,7 @@ describe.each(securityBackends)('changing your own password on %s', (backend) =>
     return (await client.postForm('/login', { email, password })).status === 302;
   };
 
-  const changes = (userId: string) =>
-    app.db.pool
-      .query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM events WHERE type = 'UserPasswordChanged' AND data->>'userId' = $1`,
-        [userId],
-      )
-      .then(({ rows }) => rows[0]?.n ?? -1);
+  const changes = (userId: string) => passwordChanges(app, userId);
 
   const form = (fields: Partial<Record<'currentPassword' | 'newPassword' | 'repeatPassword', string>>) => ({
     currentPassword: TEST_PASSWORD,

@@ -45,6 +45,15 @@ export async function eventCount(app: SecurityApp, type: string): Promise<number
   return rows[0]?.n ?? -1;
 }
 
+/** Changes of their own password recorded for one user (`UserPasswordChanged`). */
+export async function passwordChanges(app: SecurityApp, userId: string): Promise<number> {
+  const { rows } = await app.db.pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM events WHERE type = 'UserPasswordChanged' AND data->>'userId' = $1`,
+    [userId],
+  );
+  return rows[0]?.n ?? -1;
+}
+
 /** The text of an HTML page's main content, or a JSON error's message. */
 export async function messageOf(response: Response): Promise<string> {
   const body = await response.text();
