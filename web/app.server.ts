@@ -37,6 +37,7 @@ import { loginRoutes } from './pages/login/login.routes.server.tsx';
 import { staleSignInForms } from './pages/login/stale-sign-in.server.tsx';
 import { staleSignOutForms } from './pages/login/stale-sign-out.server.tsx';
 import { userRoutes } from './pages/users/users.routes.server.tsx';
+import { setPasswordRoutes } from './pages/users/set-password.routes.server.tsx';
 import { accountRoutes } from './pages/account/account.routes.server.tsx';
 import { stalePasswordChangeForms } from './pages/account/stale-password-change.server.ts';
 import { mountRoutes, type RouteDef } from './routing.server.ts';
@@ -49,6 +50,7 @@ const pageRoutes: readonly RouteDef[] = [
   ...competitorFormRoutes,
   ...competitorListRoutes,
   ...userRoutes,
+  ...setPasswordRoutes,
   ...accountRoutes,
   ...historyRoutes,
   ...auditRoutes,

@@ -175,13 +175,24 @@ function screensOf(role: Role, id: string): Screen[] {
   const admin: Screen[] = [
     { name: 'users', path: '/users' },
     { name: 'add user form', path: '/users/new' },
+    {
+      name: "set a user's password form",
+      path: '/users',
+      then: async (page) => {
+        await page
+          .getByRole('link', { name: /^Set password of / })
+          .first()
+          .click();
+        await expect(page.getByRole('heading', { name: /^Set a password for / })).toBeVisible();
+      },
+    },
     { name: 'ops', path: '/ops' },
   ];
   const forbidden = (screens: Screen[]) =>
     screens.map(({ name, path }) => ({ name: `403 instead of ${name}`, path, status: 403 }));
   if (role === 'admin') return [...list, ...editor, ...admin];
-  if (role === 'editor') return [...list, ...editor, ...forbidden(admin)];
-  return [...list, ...forbidden([...editor.filter((s) => !s.then), ...admin])];
+  if (role === 'editor') return [...list, ...editor, ...forbidden(admin.filter((s) => !s.then))];
+  return [...list, ...forbidden([...editor, ...admin].filter((s) => !s.then))];
 }
 
 test.describe.configure({ timeout: 180_000 });

@@ -61,3 +61,57 @@ test('a user changes their own password at /account; their other browser is sign
   await elsewhere.getByRole('button', { name: 'Sign in' }).click();
   await expect(elsewhere).toHaveURL(`${url}/competitors`);
 });
+
+/**
+ * An admin sets the password of a user who forgot theirs, from the users list: two passwords that differ
+ * are said at the second field; a set password signs the user out of the browser they were in, and only
+ * the new one signs in.
+ */
+test("an admin sets a user's password from /users; the user is signed out and signs in with it", async ({
+  browser,
+  server,
+}) => {
+  const url = server.url;
+  const email = `forgot-${randomBytes(4).toString('hex')}@rivals.test`;
+  const oldPassword = 'forgotten-password-1';
+  const setPassword = 'set-by-the-admin-2';
+
+  const admin = await browser.newPage();
+  await signIn(admin, url);
+  await admin.goto(`${url}/users/new`);
+  await admin.getByLabel('Email').fill(email);
+  await admin.getByLabel('Name').fill('Forgetful Fay');
+  await admin.getByLabel('Password').fill(oldPassword);
+  await admin.getByRole('button', { name: 'Add user' }).click();
+  await expect(admin).toHaveURL(`${url}/users`);
+
+  const user = await (await browser.newContext()).newPage();
+  await signIn(user, url, email, oldPassword);
+
+  await admin.goto(`${url}/users?search=${encodeURIComponent(email)}`);
+  await admin.getByRole('link', { name: 'Set password of Forgetful Fay' }).click();
+  await expect(admin.getByRole('heading', { name: 'Set a password for Forgetful Fay' })).toBeVisible();
+  await admin.getByLabel('New password', { exact: true }).fill(setPassword);
+  await admin.getByLabel('New password again').fill(`${setPassword}x`);
+  await admin.getByRole('button', { name: 'Set password' }).click();
+  await expect(admin.locator('#field-repeatPassword-error')).toContainText('The two new passwords differ');
+  await expect(admin.getByLabel('New password again')).toBeFocused();
+
+  await admin.getByLabel('New password', { exact: true }).fill(setPassword);
+  await admin.getByLabel('New password again').fill(setPassword);
+  await admin.getByRole('button', { name: 'Set password' }).click();
+  await expect(admin).toHaveURL(`${url}/users`);
+  await expect(
+    admin.getByRole('status').filter({ hasText: "Forgetful Fay's password is set" }),
+  ).toBeVisible();
+
+  await user.goto(`${url}/competitors`);
+  await expect(user).toHaveURL(/\/login/);
+  await user.getByLabel('Email').fill(email);
+  await user.getByLabel('Password').fill(oldPassword);
+  await user.getByRole('button', { name: 'Sign in' }).click();
+  await expect(user.getByRole('alert')).toHaveText('Email or password is incorrect.');
+  await user.getByLabel('Password').fill(setPassword);
+  await user.getByRole('button', { name: 'Sign in' }).click();
+  await expect(user).toHaveURL(`${url}/competitors`);
+});

@@ -172,6 +172,7 @@ describe.each(databaseBackends)('authorization matrix (%s)', (backend) => {
       'POST /competitors/:id/delete': [302, '/competitors'],
       'POST /users': [400],
       'POST /users/:id/role': [400],
+      'POST /users/:id/password': [400],
       'POST /users/:id/disable': [302, '/users'],
       'POST /users/:id/enable': [302, '/users'],
       'POST /ranking/move': [400],

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPassword } from '#services/user/accounts.ts';
-import { freshUser, passwordChanges, waitFor } from '#tests/security/support/helpers.ts';
+import {
+  freshUser,
+  passwordChangedBy,
+  passwordChanges,
+  signsIn as signsInAs,
+  untilAudited,
+} from '#tests/security/support/helpers.ts';
 import {
   disconnection,
   handshakeResult,
@@ -28,11 +34,7 @@ describe.each(securityBackends)('changing your own password on %s', (backend) =>
   });
   afterAll(() => app.close());
 
-  const signsIn = async (email: string, password: string) => {
-    const client = new TestClient(app.url);
-    await client.get('/login');
-    return (await client.postForm('/login', { email, password })).status === 302;
-  };
+  const signsIn = (email: string, password: string) => signsInAs(app, email, password);
 
   const changes = (userId: string) => passwordChanges(app, userId);
 
@@ -89,18 +91,8 @@ describe.each(securityBackends)('changing your own password on %s', (backend) =>
     expect(await signsIn(user.email, NEW_PASSWORD)).toBe(true);
     expect(await changes(user.id)).toBe(1);
 
-    const { rows } = await app.db.pool.query<{ actor: { id: string } }>(
-      `SELECT metadata->'actor' AS actor FROM events WHERE type = 'UserPasswordChanged' AND data->>'userId' = $1`,
-      [user.id],
-    );
-    expect(rows.map((r) => r.actor.id)).toEqual([user.id]);
-    const admin = await app.client('admin');
-    await waitFor(async () => {
-      const audit = await (
-        await admin.get(`/audit?search=${encodeURIComponent('Changed their own')}`)
-      ).text();
-      return audit.includes('Throwaway changes');
-    }, 'the change in the audit log');
+    expect(await passwordChangedBy(app, user.id, 'UserPasswordChanged')).toEqual([user.id]);
+    await untilAudited(await app.client('admin'), 'Changed their own', 'Throwaway changes');
   });
 
   it('the same form sent again after it went through is answered as the first and makes one change; the same key with another new password is not', async () => {

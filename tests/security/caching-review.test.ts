@@ -26,7 +26,10 @@ describe.each(securityBackends)('what may be cached, on %s', (backend) => {
     expect(competitorId).not.toBe('');
     const paths = appRoutes
       .filter((def) => def.method === 'GET')
-      .map((def) => def.path.replace(':id', competitorId));
+      // A user's page names a user (another one: your own forwards to /account), the rest a competitor.
+      .map((def) =>
+        def.path.replace(':id', def.path.startsWith('/users/') ? app.userIds.editor : competitorId),
+      );
     expect(paths).toContain('/competitors');
     for (const path of paths) {
       const page = await admin.get(path);

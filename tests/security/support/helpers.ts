@@ -45,13 +45,52 @@ export async function eventCount(app: SecurityApp, type: string): Promise<number
   return rows[0]?.n ?? -1;
 }
 
-/** Changes of their own password recorded for one user (`UserPasswordChanged`). */
-export async function passwordChanges(app: SecurityApp, userId: string): Promise<number> {
+/**
+ * Password changes recorded for one user: their own (`UserPasswordChanged`, the default) or an admin's
+ * (`UserPasswordReset`).
+ */
+export async function passwordChanges(
+  app: SecurityApp,
+  userId: string,
+  type: 'UserPasswordChanged' | 'UserPasswordReset' = 'UserPasswordChanged',
+): Promise<number> {
   const { rows } = await app.db.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM events WHERE type = 'UserPasswordChanged' AND data->>'userId' = $1`,
-    [userId],
+    `SELECT count(*)::int AS n FROM events WHERE type = $2 AND data->>'userId' = $1`,
+    [userId, type],
   );
   return rows[0]?.n ?? -1;
+}
+
+/** Who recorded each password change of this type for one user (the events' actors, oldest first). */
+export async function passwordChangedBy(
+  app: SecurityApp,
+  userId: string,
+  type: 'UserPasswordChanged' | 'UserPasswordReset',
+): Promise<string[]> {
+  const { rows } = await app.db.pool.query<{ actor: { id: string } }>(
+    `SELECT metadata->'actor' AS actor FROM events WHERE type = $2 AND data->>'userId' = $1 ORDER BY position`,
+    [userId, type],
+  );
+  return rows.map((r) => r.actor.id);
+}
+
+/** Whether this email and password sign a fresh browser in. */
+export async function signsIn(app: SecurityApp, email: string, password: string): Promise<boolean> {
+  const client = new TestClient(app.url);
+  await client.get('/login');
+  return (await client.postForm('/login', { email, password })).status === 302;
+}
+
+/**
+ * Waits until the audit log, searched for `search`, shows `shows` (by default the searched text itself):
+ * the audit projection catches up.
+ */
+export async function untilAudited(admin: TestClient, search: string, shows = search): Promise<void> {
+  await waitFor(
+    async () =>
+      (await (await admin.get(`/audit?search=${encodeURIComponent(search)}`)).text()).includes(shows),
+    `"${shows}" in the audit log searched for "${search}"`,
+  );
 }
 
 /** The text of an HTML page's main content, or a JSON error's message. */

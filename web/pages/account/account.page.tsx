@@ -1,4 +1,5 @@
 import { CommandKeyField, CsrfField, Field, FormError, firstInvalid } from '../../components/form-field.tsx';
+import { NewPasswordFields } from '../../components/new-password-fields.tsx';
 import { Layout } from '../layout.tsx';
 import type { PageContext, SessionUser } from '../page-context.ts';
 
@@ -57,34 +58,11 @@ export function AccountPage({
             />
           )}
         </Field>
-        <Field
-          name="newPassword"
-          label="New password"
-          error={errors.newPassword}
+        <NewPasswordFields
+          errors={errors}
+          focus={focus}
           hint="At least 12 characters. Browsers signed in as you elsewhere are signed out; this one stays."
-          autoFocus={focus === 'newPassword'}
-        >
-          {(a11y) => (
-            <input
-              {...a11y}
-              type="password"
-              name="newPassword"
-              autoComplete="new-password"
-              required
-              minLength={12}
-            />
-          )}
-        </Field>
-        <Field
-          name="repeatPassword"
-          label="New password again"
-          error={errors.repeatPassword}
-          autoFocus={focus === 'repeatPassword'}
-        >
-          {(a11y) => (
-            <input {...a11y} type="password" name="repeatPassword" autoComplete="new-password" required />
-          )}
-        </Field>
+        />
         <div className="form__actions">
           <button type="submit" className="button button--primary">
             Change password

@@ -1,35 +1,27 @@
 import { z } from 'zod';
 import { TooManyRequestsError } from '#infra/errors.ts';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '#infra/passwords.ts';
-import { checkPassword, passwordStoredSince, setPassword } from '#services/user/accounts.ts';
+import { PASSWORD_MAX_LENGTH } from '#infra/passwords.ts';
+import { checkPassword } from '#services/user/accounts.ts';
 import type { Outcome } from '#events/command.ts';
 import { addressKey } from '../../address-key.ts';
 import { addFlash } from '../../auth/flash.server.ts';
-import { endSessionsSignedInBefore, startSession } from '../../auth/sessions.server.ts';
-import { dispatchAndWaitVisible, recallChange } from '../../commands.server.ts';
+import { startSession } from '../../auth/sessions.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
 import { fieldErrors, formValues } from '../../zod-form.server.ts';
 import type { SessionUser } from '../page-context.ts';
 import { AccountPage, passwordFields } from './account.page.tsx';
+import { newPasswordTwice } from './new-password.server.ts';
+import { earlierPasswordChange, endSessionsBeforeChange, setPasswordOnce } from './password-once.server.ts';
 import { CHANGED } from './stale-password-change.server.ts';
 
-const passwordForm = z
-  .object({
+const passwordForm = newPasswordTwice
+  .safeExtend({
     currentPassword: z
       .string()
       .min(1, 'Enter your current password.')
       .max(PASSWORD_MAX_LENGTH, 'That is not your current password: it is longer than any password can be.'),
-    newPassword: z
-      .string()
-      .min(PASSWORD_MIN_LENGTH, `The new password must be at least ${PASSWORD_MIN_LENGTH} characters.`)
-      .max(PASSWORD_MAX_LENGTH, `The new password must be at most ${PASSWORD_MAX_LENGTH} characters.`),
-    repeatPassword: z.string(),
-  })
-  .refine((form) => form.repeatPassword === form.newPassword, {
-    path: ['repeatPassword'],
-    message: 'The two new passwords differ: type the same new password in both fields.',
   })
   .refine((form) => form.newPassword !== form.currentPassword, {
     path: ['newPassword'],
@@ -75,34 +67,22 @@ export const accountRoutes: RouteDef[] = [
         `Too many wrong passwords. Try again in ${wait} second${wait === 1 ? '' : 's'}.`,
         wait,
       );
-    // The change this form's key made before, if it did (the same key and request): this is its resend.
-    const earlierChange = async () => {
-      const earlier = await recallChange(ctx, deps, []);
-      return earlier?.outcome?.status === 'accepted' ? earlier.outcome : undefined;
-    };
     let outcome: Outcome | undefined;
     if (await checkPassword(deps.db.pool, user.id, currentPassword)) {
-      const earlier = await earlierChange();
-      if (earlier && (await passwordStoredSince(deps.db.pool, user.id, Math.max(...earlier.positions)))) {
-        // That change is finished. Sent twice at once (a double click), its new password is the one stored:
-        // answered as the first. Anything else is the key used again for another change (a page kept
-        // open, a script): the first outcome would have stored a password with no change recorded for it.
-        if (!(await checkPassword(deps.db.pool, user.id, newPassword))) {
-          await deps.loginLimiter.succeeded(user.email, address);
-          return rerender({ _form: FORM_USED });
-        }
-        outcome = earlier;
-      } else {
-        outcome = await setPassword(
-          deps.db.pool,
-          async (command) => (await dispatchAndWaitVisible(ctx, deps, command, [])).outcome,
-          { userId: user.id, password: newPassword },
-          'ChangeOwnPassword',
-        );
+      const result = await setPasswordOnce(
+        ctx,
+        deps,
+        { userId: user.id, password: newPassword },
+        'ChangeOwnPassword',
+      );
+      if (result === 'form-used') {
+        await deps.loginLimiter.succeeded(user.email, address);
+        return rerender({ _form: FORM_USED });
       }
+      outcome = result;
     } else {
       // Checked only for a key that made a change: the new password is not a second guess of the stored one.
-      const earlier = await earlierChange();
+      const earlier = await earlierPasswordChange(ctx, deps);
       if (!earlier || !(await checkPassword(deps.db.pool, user.id, newPassword))) {
         deps.log.info({ userId: user.id }, 'password change: the current password was wrong');
         return rerender({ currentPassword: NOT_CURRENT });
@@ -127,11 +107,7 @@ export const accountRoutes: RouteDef[] = [
         202,
       );
     }
-    const ended = await endSessionsSignedInBefore(deps.db.pool, user.id, Math.max(...outcome.positions));
-    // The user feed's signal for the change may have come before these sessions ended (the projection is
-    // quick, this request was not): their sockets would re-check too early, find their session still
-    // there, and stay open until the next periodic re-check. Told again now that they are gone.
-    if (ended > 0) await deps.sessions.signals?.publish({ kind: 'user-changed', userId: user.id });
+    const ended = await endSessionsBeforeChange(deps, user.id, outcome);
     await startSession(ctx, deps.sessions, user.id);
     deps.log.info({ userId: user.id, endedSessions: ended }, 'password changed');
     addFlash(ctx, { kind: 'success', text: CHANGED });

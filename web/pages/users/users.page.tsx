@@ -55,15 +55,22 @@ function userColumns(page: PageContext): Column<UserRow>[] {
       label: 'Actions',
       cell: (u) =>
         u.id === page.user?.id ? (
-          <span className="field__hint">You</span>
+          <a className="field__hint" href="/account">
+            You <span className="sr-only">(your account: change your password)</span>
+          </a>
         ) : (
-          <form method="post" action={`/users/${u.id}/${u.disabled ? 'enable' : 'disable'}`}>
-            <CsrfField token={page.csrfToken} />
-            <CommandKeyField />
-            <button type="submit" className={`button button--small${u.disabled ? '' : ' button--danger'}`}>
-              {u.disabled ? 'Enable' : 'Disable'} <span className="sr-only">{u.displayName}</span>
-            </button>
-          </form>
+          <div className="row-actions">
+            <a className="button button--small" href={`/users/${u.id}/password`}>
+              Set password <span className="sr-only">of {u.displayName}</span>
+            </a>
+            <form method="post" action={`/users/${u.id}/${u.disabled ? 'enable' : 'disable'}`}>
+              <CsrfField token={page.csrfToken} />
+              <CommandKeyField />
+              <button type="submit" className={`button button--small${u.disabled ? '' : ' button--danger'}`}>
+                {u.disabled ? 'Enable' : 'Disable'} <span className="sr-only">{u.displayName}</span>
+              </button>
+            </form>
+          </div>
         ),
     },
   ];
