@@ -178,6 +178,33 @@ describe.each(databaseBackends)('competitor forms on %s', (backend) => {
     );
   });
 
+  it('an edit sent again after it was saved and the competitor deleted says it was saved, not "nothing was saved"', async () => {
+    const added = await editor.postForm('/competitors/new', { ...valid, name: 'Saved Then Deleted' });
+    const id = (added.headers.get('location') ?? '').split('/').pop() ?? '';
+    const form = await (await editor.get(`/competitors/${id}/edit`)).text();
+    const edit = {
+      ...valid,
+      name: 'Saved Then Deleted',
+      headquarters: 'Saved first',
+      expectedVersion: valueOf(form, 'expectedVersion') ?? '',
+      baseSegmentId: 'enterprise',
+      _idempotency_key: valueOf(form, '_idempotency_key') ?? '',
+    };
+    // The first sending is saved (its answer lost on the way, say); then an admin deletes the competitor.
+    expect((await editor.postForm(`/competitors/${id}/edit`, edit)).status).toBe(302);
+    const admin = await app.client('admin');
+    await admin.get('/competitors');
+    expect((await admin.postForm(`/competitors/${id}/delete`, {})).status).toBe(302);
+
+    // The browser sends the same form again: the answer is the first one's, saved.
+    const again = await editor.postForm(`/competitors/${id}/edit`, edit);
+    expect(again.status).toBe(302);
+    expect(again.headers.get('location')).toBe('/competitors');
+    const list = await (await editor.get('/competitors')).text();
+    expect(list).toContain('Your changes to Saved Then Deleted were saved, but it has since been deleted.');
+    expect(list).not.toContain('nothing was saved');
+  });
+
   it('refuses an edit without the version its form was opened at, and stores nothing', async () => {
     const { rows } = await app.db.pool.query<{ id: string }>(
       `SELECT id FROM competitor_list WHERE name = 'Globex Analytics'`,

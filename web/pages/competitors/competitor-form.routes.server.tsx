@@ -20,6 +20,7 @@ import { addFlash } from '../../auth/flash.server.ts';
 import {
   changeNotice,
   dispatchAndWaitVisible,
+  recallChange,
   savedMessage,
   unconfirmedChange,
 } from '../../commands.server.ts';
@@ -73,6 +74,10 @@ async function renderForm(
 
 const deletedWhileEditing =
   'This competitor was deleted while you were editing it, so nothing was saved. What you typed is below: add it again as a new competitor, or leave this page to discard it.';
+
+/** A resubmitted edit whose first sending was saved, the competitor deleted since. */
+export const savedThenDeleted = (name: string) =>
+  `Your changes to ${name.trim() || 'this competitor'} were saved, but it has since been deleted.`;
 
 export async function loadCompetitor(deps: AppDeps, id: string | undefined) {
   const competitor = id ? await findCompetitor(deps.db.pool, id) : undefined;
@@ -174,6 +179,17 @@ export const competitorFormRoutes: RouteDef[] = [
       if (error instanceof NotFoundError) return undefined;
       throw error;
     });
+    if (!c) {
+      // The same form sent again (a retry after a lost answer) whose first sending saved the edit before
+      // a colleague deleted the competitor: it was saved, so the answer must not say "nothing was saved"
+      // (and invite adding it again as a new competitor).
+      const earlier = await recallChange(ctx, deps, competitorReadModels);
+      if (earlier?.outcome?.status === 'accepted') {
+        const { name } = formValues(ctx.request.body, ['name'] as const);
+        addFlash(ctx, { kind: 'info', text: savedThenDeleted(name) });
+        return ctx.redirect('/competitors');
+      }
+    }
     // Deleted while this form was open: what was typed is not lost with it. The form comes back as an
     // add form with the typed values, saying so (a deleted competitor's name is free again).
     if (!c)
