@@ -52,6 +52,20 @@ export function composeStrings(value: unknown): unknown {
 export const isBlank = (value: string): boolean =>
   value.replace(/[\p{Default_Ignorable_Code_Point}\u2800]/gu, '').trim() === '';
 
+/**
+ * The explicit text-direction controls: embeddings and overrides (U+202A–U+202E) and isolates
+ * (U+2066–U+2069). Not needed to write right-to-left text (the letters carry their direction; the marks
+ * U+200E/U+200F stay allowed), they reorder what follows them: in a name, headquarters or address shown
+ * inside a sentence or a link ("Added Evil\u202eCorp (SMB, low threat)" in the audit log) they make the
+ * rest read differently from what it is, so a one-line field a person types refuses them.
+ */
+const DIRECTION_CONTROL = /[\u202a-\u202e\u2066-\u2069]/;
+
+export const hasDirectionControls = (value: string): boolean => DIRECTION_CONTROL.test(value);
+
+export const directionControlMessage = (label: string): string =>
+  `${label} cannot contain text-direction controls (such as U+202E, right-to-left override): they make the text around it read differently from what it is.`;
+
 export const hasControlCharacters = (value: string, options: { multiline?: boolean } = {}): boolean =>
   (options.multiline ? MULTI_LINE_CONTROL : SINGLE_LINE_CONTROL).test(value) || LONE_SURROGATE.test(value);
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isBlank, text } from '../text.ts';
+import { directionControlMessage, hasDirectionControls, isBlank, text } from '../text.ts';
 
 export const threats = ['low', 'medium', 'high'] as const;
 export type Threat = (typeof threats)[number];
@@ -49,12 +49,21 @@ export const competitorFields = z.object({
 });
 export type CompetitorFields = z.infer<typeof competitorFields>;
 
+/** A one-line field as people type it: no text-direction controls (events/text.ts). */
+const noDirectionControls =
+  (label: string) =>
+  <T extends z.ZodType<string | null>>(schema: T) =>
+    schema.refine((value) => value === null || !hasDirectionControls(value), directionControlMessage(label));
+
 /**
- * The fields as people type them (forms, add and edit commands): a name must show something. Stored
- * events keep `competitorFields`, so a name accepted before this rule still replays.
+ * The fields as people type them (forms, add and edit commands): a name must show something, and no
+ * one-line field reorders the text it is shown in. Stored events keep `competitorFields`, so a name
+ * accepted before these rules still replays.
  */
 export const typedCompetitorFields = competitorFields.extend({
-  name: competitorName.refine((name) => !isBlank(name), 'Name is required.'),
+  name: noDirectionControls('Name')(competitorName.refine((name) => !isBlank(name), 'Name is required.')),
+  website: noDirectionControls('Website')(website),
+  headquarters: noDirectionControls('Headquarters')(optionalText(120, 'Headquarters')),
 });
 
 /** The field names, from the schema: the one list every layer copies, compares or labels fields by. */

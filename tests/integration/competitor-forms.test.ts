@@ -64,6 +64,37 @@ describe.each(databaseBackends)('competitor forms on %s', (backend) => {
     expect(html).toContain('aria-invalid="true"');
   });
 
+  it('refuses text-direction controls in a name, website or headquarters (they reorder the text around them), nothing saved', async () => {
+    const events = async () =>
+      (await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]?.n;
+    const before = await events();
+    await editor.get('/competitors/new');
+    const typed = {
+      ...valid,
+      // Shown as "Evil(SMB, low threat) proC" in the audit log's "Added …" line.
+      name: 'Evil\u202eCorp',
+      // Shown as a link reading "evil.example/#https://www.google.com".
+      website: 'https://evil.example/#\u202emoc.elgoog.www//:sptth',
+      headquarters: 'Paris\u2067',
+    };
+    const response = await editor.postForm('/competitors/new', typed);
+    expect(response.status).toBe(400);
+    const html = await response.text();
+    for (const [field, label] of [
+      ['name', 'Name'],
+      ['website', 'Website'],
+      ['headquarters', 'Headquarters'],
+    ] as const)
+      expect(errorOf(html, field)).toBe(
+        `${label} cannot contain text-direction controls (such as U+202E, right-to-left override): they make the text around it read differently from what it is.`,
+      );
+    expect(await events()).toBe(before);
+    // Right-to-left text itself is fine, with its marks.
+    await editor.get('/competitors/new');
+    const rtl = await editor.postForm('/competitors/new', { ...valid, name: 'שלום\u200f Analytics' });
+    expect(rtl.status).toBe(302);
+  });
+
   it('rejects a duplicate name, whatever its case, with a clear message and nothing saved', async () => {
     const before = (await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]
       ?.n;
