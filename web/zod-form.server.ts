@@ -19,3 +19,21 @@ export function formValues<K extends string>(body: unknown, keys: readonly K[]):
     string
   >;
 }
+
+/**
+ * The keys of `keys` that came, but not as one string: sent twice (a list) or, in JSON, as anything but
+ * text. `formValues` reads such a field as empty, which an optional field then saves as cleared.
+ */
+export function fieldsNotText<K extends string>(body: unknown, keys: readonly K[]): K[] {
+  const source = (body ?? {}) as Record<string, unknown>;
+  return keys.filter(
+    (k) => Object.hasOwn(source, k) && source[k] !== undefined && typeof source[k] !== 'string',
+  );
+}
+
+/** A field's first value as typed, for showing a form again: the first string of a list. */
+export function firstText(body: unknown, key: string): string {
+  const value = ((body ?? {}) as Record<string, unknown>)[key];
+  if (typeof value === 'string') return value;
+  return Array.isArray(value) && typeof value[0] === 'string' ? value[0] : '';
+}

@@ -14,6 +14,20 @@ const valid = {
 
 const errorOf = (html: string, field: string) =>
   new RegExp(`id="field-${field}-error">([^<]*)<`).exec(html)?.[1];
+/** A form body as a browser would send it, with its fields as given (a field may come twice). */
+const postRaw = (client: TestClient, path: string, body: URLSearchParams) => {
+  body.set('_csrf', client.csrfToken);
+  return fetch(client.baseUrl + path, {
+    method: 'POST',
+    headers: {
+      Cookie: client.cookieHeader(),
+      Origin: client.origin,
+      'Content-Type': 'application/x-www-form-urlencoded',
+    },
+    body,
+    redirect: 'manual',
+  });
+};
 const valueOf = (html: string, field: string) =>
   new RegExp(`name="${field}"[^>]*value="([^"]*)"`).exec(html)?.[1];
 
@@ -234,6 +248,45 @@ describe.each(databaseBackends)('competitor forms on %s', (backend) => {
     const list = await (await editor.get('/competitors')).text();
     expect(list).toContain('Your changes to Saved Then Deleted were saved, but it has since been deleted.');
     expect(list).not.toContain('nothing was saved');
+  });
+
+  it('refuses a field sent twice instead of saving it as cleared, nothing saved, what was typed kept', async () => {
+    const added = await editor.postForm('/competitors/new', { ...valid, name: 'Twice Sent' });
+    const id = (added.headers.get('location') ?? '').split('/').pop() ?? '';
+    const events = async () =>
+      (await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]?.n;
+    const before = await events();
+    const message =
+      'This field came more than once (or not as text), so nothing was saved. Reload the page and make your change again.';
+
+    // The edit form, the headquarters twice (the same value): read as empty, it was saved as cleared.
+    const form = await (await editor.get(`/competitors/${id}/edit`)).text();
+    const body = new URLSearchParams({
+      ...valid,
+      name: 'Twice Sent',
+      expectedVersion: valueOf(form, 'expectedVersion') ?? '',
+      baseSegmentId: 'enterprise',
+    });
+    body.append('headquarters', valid.headquarters);
+    const twice = await postRaw(editor, `/competitors/${id}/edit`, body);
+    expect(twice.status).toBe(400);
+    const html = await twice.text();
+    expect(errorOf(html, 'headquarters')).toBe(message);
+    expect(valueOf(html, 'headquarters')).toBe(valid.headquarters);
+    expect(await (await editor.get(`/competitors/${id}`)).text()).toContain(valid.headquarters);
+
+    // The add form, the website twice; and a JSON body whose name is not text.
+    await editor.get('/competitors/new');
+    const add = new URLSearchParams({ ...valid, name: 'Twice Added' });
+    add.append('website', 'https://other.example');
+    const added2 = await postRaw(editor, '/competitors/new', add);
+    expect(added2.status).toBe(400);
+    expect(errorOf(await added2.text(), 'website')).toBe(message);
+    await editor.get('/competitors/new');
+    const json = await editor.postJson('/competitors/new', { ...valid, name: 42 }, { xhr: false });
+    expect(json.status).toBe(400);
+    expect(errorOf(await json.text(), 'name')).toBe(message);
+    expect(await events()).toBe(before);
   });
 
   it('refuses an edit without the version its form was opened at, and stores nothing', async () => {
