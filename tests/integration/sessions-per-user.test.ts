@@ -39,13 +39,22 @@ describe.each(securityBackends)('sessions per user, on %s', (backend) => {
     return rows.map((row) => row.id).sort();
   };
   const tokenOf = (client: TestClient) => client.cookies.get(names.session) ?? '';
-  /** Sets when a client's session was signed in and last used. */
-  const age = (client: TestClient, createdHoursAgo: number, lastSeenHoursAgo: number) =>
-    app.db.pool.query(
+  /**
+   * Sets when a client's session was signed in and last used. Its user's password dates from before
+   * (a session signed in before its password was stored is over).
+   */
+  const age = async (client: TestClient, createdHoursAgo: number, lastSeenHoursAgo: number) => {
+    await app.db.pool.query(
+      `UPDATE user_credentials SET updated_at = now() - interval '1 day'
+       WHERE user_id = (SELECT user_id FROM sessions WHERE id = $1)`,
+      [rowId(tokenOf(client))],
+    );
+    await app.db.pool.query(
       `UPDATE sessions SET created_at = now() - make_interval(hours => $2),
                            last_seen_at = now() - make_interval(hours => $3) WHERE id = $1`,
       [rowId(tokenOf(client)), createdHoursAgo, lastSeenHoursAgo],
     );
+  };
   const signedIn = async (email: string) => {
     const client = new TestClient(app.url);
     await client.signIn(email, TEST_PASSWORD);

@@ -83,6 +83,31 @@ describe.each(securityBackends)('setting a password on %s', (backend) => {
     );
   });
 
+  it("a change whose sessions nobody deleted (the operator's command stopped, or its signal came first) still signs out the old password's page and socket, at once", async () => {
+    const user = await freshUser(app, 'viewer', 'not-deleted');
+    const socket = app.socket({ cookie: user.client.cookieHeader() });
+    expect((await handshakeResult(socket)).connected).toBe(true);
+    const closed = disconnection(socket);
+
+    const outcome = await setPassword(app.db.pool, dispatch, { userId: user.id, password: NEW_PASSWORD });
+    expect(outcome?.status).toBe('accepted');
+    await app.runtime.store.notifyAppended();
+    // Closed on the user feed's signal (or its follow-up), not by the periodic re-check a minute later.
+    const late = new Promise<'not closed'>((resolve) => setTimeout(() => resolve('not closed'), 15_000));
+    expect(await Promise.race([closed, late])).toEqual(
+      expect.objectContaining({ reason: 'io server disconnect', told: true }),
+    );
+    const page = await user.client.get('/competitors');
+    expect(page.status).toBe(302);
+    expect(page.headers.get('location')).toBe('/login?next=%2Fcompetitors');
+    const { rows: left } = await app.db.pool.query('SELECT 1 FROM sessions WHERE user_id = $1', [user.id]);
+    expect(left).toEqual([]);
+    // A sign-in after the change is not one of them.
+    const after = await signIn(user.email, NEW_PASSWORD);
+    expect(after.signedIn).toBe(true);
+    expect((await after.client.get('/competitors')).status).toBe(200);
+  });
+
   it('a user that does not exist is refused, and nothing is recorded or stored', async () => {
     const userId = randomUUID();
     const outcome = await setPassword(app.db.pool, dispatch, { userId, password: NEW_PASSWORD });

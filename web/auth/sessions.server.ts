@@ -64,8 +64,11 @@ export interface LiveSession {
 }
 
 /**
- * A session by id with its user, or undefined (unknown, expired, idle too long, or the user was
- * disabled — such a session is deleted). `touch` records a request (sockets re-checking do not).
+ * A session by id with its user, or undefined (unknown, expired, idle too long, the user was disabled, or
+ * their password was stored after it signed in — such a session is deleted). `touch` records a request
+ * (sockets re-checking do not). A password set signs out whoever signed in with the old one the moment
+ * its hash is stored, even where nobody deletes their sessions (an operator's command or a request cut
+ * short between the two); a change recorded but never stored (its hash not replaced) signs nobody out.
  */
 export async function sessionById(
   options: SessionOptions,
@@ -76,6 +79,7 @@ export async function sessionById(
   const { rows } = await db.query<
     SessionUser & {
       disabled: boolean;
+      signedInBeforePasswordSet: boolean;
       lastSeen: Date;
       createdAt: Date;
       expiresAt: Date;
@@ -83,11 +87,14 @@ export async function sessionById(
     }
   >(
     prepared(
-      `SELECT u.id, u.email, u.display_name AS name, u.role, u.disabled, s.last_seen_at AS "lastSeen",
+      `SELECT u.id, u.email, u.display_name AS name, u.role, u.disabled,
+              (s.created_at < c.updated_at) IS TRUE AS "signedInBeforePasswordSet",
+              s.last_seen_at AS "lastSeen",
               s.created_at AS "createdAt", s.expires_at AS "expiresAt",
               (SELECT transaction_id::text || ':' || position FROM projection_checkpoints
                 WHERE projection = 'competitor-list') AS "listMark"
        FROM sessions s JOIN user_list u ON u.id = s.user_id
+       LEFT JOIN user_credentials c ON c.user_id = s.user_id
        WHERE s.id = $1 AND s.expires_at > now()`,
       [id],
     ),
@@ -101,7 +108,7 @@ export async function sessionById(
     row.expiresAt.getTime(),
   );
   const endsAt = Math.min(row.lastSeen.getTime() + idleMs, hardEnd);
-  if (row.disabled || now >= endsAt) {
+  if (row.disabled || row.signedInBeforePasswordSet || now >= endsAt) {
     await write(options, 'DELETE FROM sessions WHERE id = $1', [id]);
     return undefined;
   }

@@ -10,8 +10,9 @@ type LiveSocket = Socket<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap, S
 /**
  * A socket lives exactly as long as its session. It is re-checked against the database
  * - when its session ends here or on another instance (sign-out: a `session-ended` signal),
- * - when its user changes (role change, disable: a `user-changed` signal from the user-list reactor) or
- *   signs in beyond the sessions cap (the sign-in sends `user-changed`: decision 0022),
+ * - when its user changes (role change, disable, password set: a `user-changed` signal from the user-list
+ *   reactor, and once more FOLLOW_UP_MS later) or signs in beyond the sessions cap (the sign-in sends
+ *   `user-changed`: decision 0022),
  * - when the session would expire (a timer per socket, at the idle or absolute end), and
  * - at least every RECHECK_MS anyway, in case a signal was lost (Redis down).
  * A session that is gone closes the socket (after telling it `session-ended`); a changed role moves it
@@ -20,6 +21,12 @@ type LiveSocket = Socket<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap, S
 const RECHECK_MS = 60_000;
 /** Never re-check a socket more often than this (clock skew between Node and the database). */
 const MIN_DELAY_MS = 200;
+/**
+ * A user's change is looked at again this long after its signal: the signal comes when the user list
+ * shows the change, which can be before what ends the sessions is stored (a password's hash, stored after
+ * its change is recorded, by an operator's command that has no way to signal the web instances).
+ */
+const FOLLOW_UP_MS = 2_000;
 
 export const bindSocketToSession = {
   /** Not activity: a tab left open reconnects by itself, and must not keep its session from idling out. */
@@ -91,7 +98,9 @@ export const bindSocketToSession = {
           signal.kind === 'session-ended'
             ? socket.data.sessionId === signal.sessionId
             : socket.data.user?.id === signal.userId;
-        if (hit) void recheck(socket);
+        if (!hit) continue;
+        void recheck(socket);
+        if (signal.kind === 'user-changed') setTimeout(() => void recheck(socket), FOLLOW_UP_MS).unref();
       }
     };
     const unsubscribe = signals?.subscribe(onSignal) ?? (() => {});
