@@ -77,6 +77,25 @@ describe.each(securityBackends)("an admin sets a user's password on %s", (backen
     expect(await signsIn(user.email, TEST_PASSWORD)).toBe(true);
   });
 
+  it('a password sent twice is refused by name, not read as empty; nothing changed or sent back', async () => {
+    const user = await freshUser(app, 'viewer', 'twice');
+    const message =
+      'This field came more than once (or not as text), so the password was not set. Reload the page and make your change again.';
+    for (const twice of ['newPassword', 'repeatPassword'] as const) {
+      await admin.get(`/users/${user.id}/password`);
+      const sent = await admin.postForm(`/users/${user.id}/password`, [
+        ...Object.entries(form()),
+        [twice, SET_PASSWORD],
+      ]);
+      expect(sent.status, twice).toBe(400);
+      const html = await sent.text();
+      expect(new RegExp(`id="field-${twice}-error">([^<]*)<`).exec(html)?.[1], twice).toBe(message);
+      expect(html).not.toContain(SET_PASSWORD);
+    }
+    expect(await resets(user.id)).toBe(0);
+    expect(await signsIn(user.email, TEST_PASSWORD)).toBe(true);
+  });
+
   it('a set password is the only one that signs in, the user is signed out everywhere (page and socket), and the audit names the admin', async () => {
     const user = await freshUser(app, 'editor', 'forgot');
     const socket = app.socket({ cookie: user.client.cookieHeader() });

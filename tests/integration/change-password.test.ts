@@ -68,6 +68,28 @@ describe.each(securityBackends)('changing your own password on %s', (backend) =>
     expect(await checkPassword(app.db.pool, user.id, NEW_PASSWORD)).toBe(false);
   });
 
+  it('a password sent twice is refused by name, not read as empty, before anything is checked; nothing changed or sent back', async () => {
+    const user = await freshUser(app, 'viewer', 'twice');
+    await user.client.get('/account');
+    const message =
+      'This field came more than once (or not as text), so your password was not changed. Reload the page and make your change again.';
+    for (const twice of ['currentPassword', 'newPassword', 'repeatPassword'] as const) {
+      const fields = form({}) as Record<string, string>;
+      const sent = await user.client.postForm('/account/password', [
+        ...Object.entries(fields),
+        [twice, fields[twice] ?? ''],
+      ]);
+      expect(sent.status, twice).toBe(400);
+      const html = await sent.text();
+      // Read as empty, the current password twice (the right one) said "Enter your current password.".
+      expect(new RegExp(`id="field-${twice}-error">([^<]*)<`).exec(html)?.[1], twice).toBe(message);
+      expect(html).not.toContain(TEST_PASSWORD);
+      expect(html).not.toContain(NEW_PASSWORD);
+    }
+    expect(await changes(user.id)).toBe(0);
+    expect(await signsIn(user.email, TEST_PASSWORD)).toBe(true);
+  });
+
   it('a change: only the new password signs in, this browser stays signed in, another is signed out (page and socket), and the audit names the user', async () => {
     const user = await freshUser(app, 'editor', 'changes');
     const elsewhere = new TestClient(app.url);

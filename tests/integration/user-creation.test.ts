@@ -68,6 +68,36 @@ describe.each(databaseBackends)('creating a user on %s', (backend) => {
     await app.close();
   });
 
+  it('a field sent twice is refused by name, not read as empty; nobody added, the password never sent back', async () => {
+    const email = 'sent-twice@rivals.test';
+    const message =
+      'This field came more than once (or not as text), so nobody was added. Reload the page and make your change again.';
+    const seconds = { displayName: 'Another Name', password: passwordB, role: 'admin' } as const;
+    for (const [twice, second] of Object.entries(seconds)) {
+      await admin.get('/users/new');
+      const sent = await admin.postForm('/users', [
+        ...Object.entries(form(email, passwordA, randomUUID())),
+        [twice, second],
+      ]);
+      expect(sent.status, twice).toBe(400);
+      const html = await sent.text();
+      // Read as empty, a name twice said "Name is required.", a password twice "at least 12 characters".
+      expect(new RegExp(`id="field-${twice}-error">([^<]*)<`).exec(html)?.[1], twice).toBe(message);
+      expect(html).toContain(`value="User sent-twice"`);
+      expect(html).not.toContain(passwordA);
+      expect(html).not.toContain(passwordB);
+    }
+    await admin.get('/users/new');
+    const json = await admin.postJson(
+      '/users',
+      { ...form(email, passwordA, randomUUID()), role: ['viewer'] },
+      { xhr: false },
+    );
+    expect(json.status).toBe(400);
+    expect(/id="field-role-error">([^<]*)</.exec(await json.text())?.[1]).toBe(message);
+    expect(await usersWithEmail(email)).toEqual([]);
+  });
+
   it('a creation stopped after storing the password is completed by the retry, with the password it gives', async () => {
     // What a process killed between the INSERT and the command leaves: a hash, no user, no command.
     const key = randomUUID();

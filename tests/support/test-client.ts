@@ -26,9 +26,10 @@ export class TestClient {
     return response;
   }
 
+  /** `fields` as pairs: a field may come more than once, as a hand-made request may send it. */
   async postForm(
     path: string,
-    fields: Record<string, string>,
+    fields: Record<string, string> | [string, string][],
     options: RequestOptions = {},
   ): Promise<Response> {
     const body = new URLSearchParams(fields);

@@ -9,7 +9,7 @@ import { startSession } from '../../auth/sessions.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
-import { fieldErrors, formValues } from '../../zod-form.server.ts';
+import { parseForm } from '../../zod-form.server.ts';
 import type { SessionUser } from '../page-context.ts';
 import { AccountPage, passwordFields } from './account.page.tsx';
 import { newPasswordTwice } from './new-password.server.ts';
@@ -53,11 +53,12 @@ export const accountRoutes: RouteDef[] = [
    */
   route('POST', '/account/password', 'account.manage', async (ctx, deps) => {
     const user = ctx.state.user as SessionUser;
-    const values = formValues(ctx.request.body, passwordFields);
     const rerender = (errors: Record<string, string>) =>
       renderHtml(ctx, <AccountPage page={pageContext(ctx)} errors={errors} />, 400);
-    const parsed = passwordForm.safeParse(values);
-    if (!parsed.success) return rerender(fieldErrors(parsed.error));
+    // A password sent twice is refused by name (it read as empty: "Enter your current password."), before
+    // anything is counted or checked: the refusal says nothing of the password, so it is no free guess.
+    const parsed = parseForm(ctx.request.body, passwordFields, passwordForm, 'your password was not changed');
+    if (parsed.errors) return rerender(parsed.errors);
     const { currentPassword, newPassword } = parsed.data;
 
     const address = addressKey(ctx.ip);

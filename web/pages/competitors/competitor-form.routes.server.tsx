@@ -29,7 +29,7 @@ import { idempotencyKey } from '../../idempotency.server.ts';
 import { editSavedMessage } from './edit-saved.ts';
 import { pageContext, renderHtml, timeZoneOf } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
-import { fieldErrors, fieldsNotText, firstText, formValues } from '../../zod-form.server.ts';
+import { formValues, notTextMessage, parseForm } from '../../zod-form.server.ts';
 import {
   CompetitorFormPage,
   emptyCompetitorForm,
@@ -47,8 +47,6 @@ const formKeys = [...competitorFieldNames, 'expectedVersion', 'baseSegmentId'] a
 const expectedVersion = z.coerce.number().int().nonnegative();
 /** The segment the edit form showed: only a change from it moves the competitor (decision 0013). */
 const baseSegmentId = text('Segment').trim().min(1).max(64).optional();
-const fieldSentTwice =
-  'This field came more than once (or not as text), so nothing was saved. Reload the page and make your change again.';
 const staleFormMessage = 'This form is damaged or out of date. Reload the page and make your change again.';
 
 export const competitorReadModels = ['competitor-list'] as const;
@@ -108,21 +106,16 @@ async function submitForm(
     segmentNow?(): Promise<string | undefined>;
   },
 ): Promise<void> {
-  const values = formValues(ctx.request.body, formKeys);
-  const form = { ...options.form, values };
   // A field sent twice (a list) reads as empty: saved, that cleared the headquarters or website without
   // a word. Refused instead, saying which, with what was typed first kept in the form.
-  const notText = fieldsNotText(ctx.request.body, formKeys);
-  if (notText.length > 0) {
-    const kept = { ...values };
-    for (const key of notText) kept[key] = firstText(ctx.request.body, key);
-    const errors: Record<string, string> = { _form: fieldSentTwice };
-    for (const key of notText)
-      if ((competitorFieldNames as readonly string[]).includes(key)) errors[key] = fieldSentTwice;
-    return renderForm(ctx, deps, { ...form, values: kept, errors }, 400);
+  const parsed = parseForm(ctx.request.body, formKeys, typedCompetitorFields);
+  const { values } = parsed;
+  const form = { ...options.form, values };
+  if (parsed.errors) {
+    // The hidden fields (version, segment shown) have no place for a message: the form's own says it.
+    const errors = parsed.notText.length > 0 ? { _form: notTextMessage(), ...parsed.errors } : parsed.errors;
+    return renderForm(ctx, deps, { ...form, errors }, 400);
   }
-  const parsed = typedCompetitorFields.safeParse(values);
-  if (!parsed.success) return renderForm(ctx, deps, { ...form, errors: fieldErrors(parsed.error) }, 400);
   const { outcome, visible } = await dispatchAndWaitVisible(
     ctx,
     deps,

@@ -10,7 +10,7 @@ import { idempotencyKey } from '../../idempotency.server.ts';
 import type { SessionUser } from '../page-context.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, safeNext, type RouteDef } from '../../routing.server.ts';
-import { fieldErrors, formValues } from '../../zod-form.server.ts';
+import { fieldErrors, fieldsNotText, formValues } from '../../zod-form.server.ts';
 import { LoginPage } from './login.page.tsx';
 import { keptEmail } from './stale-sign-in.server.tsx';
 import { addressKey } from '../../address-key.ts';
@@ -28,8 +28,8 @@ const SIGN_IN_FIELDS = ['email', 'password', 'next'] as const;
 
 /** Says so when a sign-in field came twice, as a list or as anything but text. */
 function formShapeError(body: unknown): string | undefined {
-  const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  const bad = SIGN_IN_FIELDS.find((name) => fields[name] !== undefined && typeof fields[name] !== 'string');
+  // One message for the page's one error line, naming the field (the other forms: parseForm, per field).
+  const [bad] = fieldsNotText(body, SIGN_IN_FIELDS);
   return bad
     ? `The sign-in form's ${bad} field came more than once or not as text. Sign in from the page's form.`
     : undefined;
@@ -57,7 +57,7 @@ export const loginRoutes: RouteDef[] = [
   }),
 
   route('POST', '/login', 'public', async (ctx, deps) => {
-    const values = formValues(ctx.request.body, ['email', 'password', 'next'] as const);
+    const values = formValues(ctx.request.body, SIGN_IN_FIELDS);
     const next = safeNext(values.next);
     // Refused before anything is counted or looked up: a field sent twice or not as text (a script, a
     // hand-made request) must not read as a wrong password, and one left out is said by name.

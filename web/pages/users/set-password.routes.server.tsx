@@ -5,7 +5,7 @@ import { addFlash } from '../../auth/flash.server.ts';
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
-import { fieldErrors, formValues } from '../../zod-form.server.ts';
+import { parseForm } from '../../zod-form.server.ts';
 import { newPasswordTwice } from '../account/new-password.server.ts';
 import { endSessionsBeforeChange, setPasswordOnce } from '../account/password-once.server.ts';
 import type { SessionUser } from '../page-context.ts';
@@ -57,10 +57,14 @@ export const setPasswordRoutes: RouteDef[] = [
         <SetPasswordPage page={pageContext(ctx)} user={user} errors={errors} commandKey={commandKey} />,
         status,
       );
-    const parsed = newPasswordTwice.safeParse(
-      formValues(ctx.request.body, ['newPassword', 'repeatPassword'] as const),
+    // A password sent twice is refused by name, not read as empty ("at least 12 characters").
+    const parsed = parseForm(
+      ctx.request.body,
+      ['newPassword', 'repeatPassword'] as const,
+      newPasswordTwice,
+      'the password was not set',
     );
-    if (!parsed.success) return rerender(fieldErrors(parsed.error));
+    if (parsed.errors) return rerender(parsed.errors);
 
     const outcome = await setPasswordOnce(
       ctx,

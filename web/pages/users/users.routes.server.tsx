@@ -12,7 +12,7 @@ import { changeNotice, dispatchAndWaitVisible, unconfirmedChange } from '../../c
 import { idempotencyKey } from '../../idempotency.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
-import { fieldErrors, formValues } from '../../zod-form.server.ts';
+import { parseForm } from '../../zod-form.server.ts';
 import type { SessionUser } from '../page-context.ts';
 import { NewUserPage, UsersPage, UsersTable } from './users.page.tsx';
 
@@ -25,6 +25,8 @@ const newUserForm = z.object({
     .min(PASSWORD_MIN_LENGTH, `Password must be at least ${PASSWORD_MIN_LENGTH} characters.`)
     .max(PASSWORD_MAX_LENGTH, `Password must be at most ${PASSWORD_MAX_LENGTH} characters.`),
 });
+
+const newUserFields = ['email', 'displayName', 'role', 'password'] as const;
 
 /** A UUID: checked by the router before any handler runs (web/input.server.ts). */
 const userId = (ctx: { params: Record<string, string | undefined> }) => ctx.params.id ?? '';
@@ -52,11 +54,17 @@ export const userRoutes: RouteDef[] = [
   }),
 
   route('POST', '/users', 'users.manage', async (ctx, deps) => {
-    const values = formValues(ctx.request.body, ['email', 'displayName', 'role', 'password'] as const);
-    const parsed = newUserForm.safeParse(values);
+    // A field sent twice is refused by name: read as empty, it answered "Name is required." (parseForm).
+    const parsed = parseForm(ctx.request.body, newUserFields, newUserForm, 'nobody was added');
+    // The values shown again: never the password.
+    const values = {
+      email: parsed.values.email,
+      displayName: parsed.values.displayName,
+      role: parsed.values.role,
+    };
     const rerender = (errors: Record<string, string>) =>
       renderHtml(ctx, <NewUserPage page={pageContext(ctx)} values={values} errors={errors} />, 400);
-    if (!parsed.success) return rerender(fieldErrors(parsed.error));
+    if (parsed.errors) return rerender(parsed.errors);
     // Sign-in reads the user list: until it shows the new user, they cannot sign in yet.
     let visible = false;
     const { outcome } = await createAccount(
