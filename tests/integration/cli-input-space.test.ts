@@ -386,6 +386,25 @@ describe('operator commands: environment and interruptions', { timeout: 240_000 
     expect(await readFile(file, 'utf8')).toBe('a file\n');
   });
 
+  it('users:add refuses text-direction controls in --name before asking for a password, storing nothing', async () => {
+    const ran = await run({ DATA_DIR: data }, [
+      'users:add',
+      '--email',
+      'direction@example.test',
+      '--name',
+      'Evil\u202eCorp',
+      '--role',
+      'viewer',
+      '--password-stdin',
+    ]);
+    expect(expectOneLine(ran, 'direction controls')).toBe(
+      '--name: Name cannot contain text-direction controls (such as U+202E, right-to-left override): they make the text around it read differently from what it is.',
+    );
+    expect(ran.code).toBe(1);
+    const users = await run({ DATA_DIR: data }, ['events:export', '--type', 'UserAdded']);
+    expect(users.stdout).not.toContain('direction@example.test');
+  });
+
   it('users:add with standard input closed or empty stores nothing and says what is missing', async () => {
     const ran = await run({ DATA_DIR: data }, [
       'users:add',

@@ -98,6 +98,25 @@ describe.each(databaseBackends)('creating a user on %s', (backend) => {
     expect(await usersWithEmail(email)).toEqual([]);
   });
 
+  it('refuses text-direction controls in a name, saying why; right-to-left letters and marks are accepted', async () => {
+    const message =
+      'Name cannot contain text-direction controls (such as U+202E, right-to-left override): they make the text around it read differently from what it is.';
+    for (const [i, name] of ['Evil\u202eCorp', 'Isolated \u2066x\u2069', 'Embed\u202aded'].entries()) {
+      const email = `direction-${i}@rivals.test`;
+      const refused = await addUser(admin, { ...form(email, passwordA, randomUUID()), displayName: name });
+      expect(refused.status, name).toBe(400);
+      expect(/id="field-displayName-error">([^<]*)</.exec(refused.page)?.[1], name).toBe(message);
+      expect(await usersWithEmail(email)).toEqual([]);
+    }
+    const email = 'right-to-left@rivals.test';
+    const added = await addUser(admin, {
+      ...form(email, passwordA, randomUUID()),
+      displayName: 'سارة\u200f Haddad',
+    });
+    expect(added.status).toBe(302);
+    expect(await usersWithEmail(email)).toHaveLength(1);
+  });
+
   it('a creation stopped after storing the password is completed by the retry, with the password it gives', async () => {
     // What a process killed between the INSERT and the command leaves: a hash, no user, no command.
     const key = randomUUID();
