@@ -78,6 +78,37 @@ describe.each(databaseBackends)('drag-sorting on %s', (backend) => {
   });
   afterAll(async () => app?.close());
 
+  // First, while neither the ranking nor the board was ever reordered (version 0).
+  it('a move form with an empty expect is refused like one without it, even at version 0; one naming both a competitor and a segment is refused', async () => {
+    const before = await ranking();
+    const boardBefore = await board();
+    expect([before.version, boardBefore.version]).toEqual([0, 0]);
+    const events = await eventCount();
+    const stale = 'This page is out of date. Reload it and move again.';
+    for (const [path, fields] of [
+      ['/ranking/move', { move: `${before.ids[1]}:up` }],
+      ['/segments/move', { move: `${before.ids[1]}:up` }],
+      ['/segments/move', { segment: 'smb:up' }],
+    ] as const) {
+      for (const empty of ['', ' ']) {
+        await editor.get('/ranking');
+        const response = await editor.postForm(path, { ...fields, expect: empty });
+        expect(response.status, `${path} ${JSON.stringify(fields)}`).toBe(400);
+        expect(await response.text()).toContain(stale);
+      }
+    }
+    await editor.get('/segments');
+    const both = await editor.postForm('/segments/move', {
+      move: `${before.ids[1]}:down`,
+      segment: 'smb:up',
+      expect: '0',
+    });
+    expect(both.status).toBe(400);
+    expect(await both.text()).toContain('names both a competitor (move) and a segment (segment)');
+    expect(await eventCount()).toBe(events);
+    expect((await ranking()).ids).toEqual(before.ids);
+  });
+
   it('a ranking drop goes through `reorder`, records one move, and the next read shows it', async () => {
     const before = await ranking();
     expect(before.ids).toEqual(ids);

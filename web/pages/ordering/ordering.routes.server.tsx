@@ -60,8 +60,14 @@ const staleMove = 'This page is out of date. Reload it and move again.';
 const moveForm = z.object({
   move: moveValue.optional(),
   segment: moveValue.optional(),
-  expect: z.coerce.number({ error: staleMove }).int(staleMove).nonnegative(staleMove),
+  // Empty (or blank) is missing, not version 0: coerced, '' read as 0 moved a never-reordered list.
+  expect: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce.number({ error: staleMove }).int(staleMove).nonnegative(staleMove),
+  ),
 });
+const bothNamed =
+  'This form names both a competitor (move) and a segment (segment) to move. Send one: use the move buttons on the page.';
 /** The form's first problem, in words; `missing` when it names nothing to move. */
 const moveProblem = (form: z.ZodSafeParseResult<unknown>, missing: string): string =>
   form.success ? missing : (form.error.issues[0]?.message ?? missing);
@@ -146,6 +152,8 @@ export const orderingRoutes: RouteDef[] = [
 
   route('POST', '/segments/move', 'segments.reorder', async (ctx, deps) => {
     const form = moveForm.safeParse(ctx.request.body);
+    // Both named: the target came from one and the branch from the other ("the segment <uuid> cannot move").
+    if (form.success && form.data.move && form.data.segment) throw new ValidationError(bothNamed);
     const target = form.success ? (form.data.move ?? form.data.segment) : undefined;
     if (!form.success || !target)
       throw new ValidationError(moveProblem(form, 'Choose a competitor or segment to move.'));
