@@ -96,6 +96,25 @@ describe.each(databaseBackends)('the history "as of" to the second, on %s', (bac
     expect(rowOf(landed, 2)).toContain('made after the moment shown above');
   });
 
+  it('a moment that has not come yet shows the card as it is now, with its rank', async () => {
+    let rank = 0;
+    await until(async () => {
+      const { rows } = await app.db.pool.query<{ rank: number }>(
+        'SELECT rank FROM competitor_list WHERE id = $1',
+        [competitorId],
+      );
+      rank = rows[0]?.rank ?? 0;
+      return rank > 0;
+    }, 'the competitor ranked');
+    const card = cardOf(await history('?asOf=9999-12-31T23:59:59&tz=UTC'));
+    expect(card).toContain('has not come yet: this is the battlecard as it is now.');
+    expect(card).toContain('Second price list');
+    // It said "as it is now" and showed "Rank —".
+    expect(card).toMatch(new RegExp(`<dt>Rank</dt><dd>${rank}</dd>`));
+    // A past moment's card still shows none, rather than today's.
+    expect(cardOf(await history(`?asOf=${wall(second)}&tz=UTC`))).toContain('<dt>Rank</dt><dd>—</dd>');
+  });
+
   it('reads a time typed to the minute as its :00, and says that second', async () => {
     const minute = wall(new Date(base)).slice(0, 16);
     const card = cardOf(await history(`?asOf=${minute}&tz=UTC`));

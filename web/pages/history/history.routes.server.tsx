@@ -77,14 +77,18 @@ export const historyRoutes: RouteDef[] = [
     const { page, perPage } = parseTableState(ctx.query, []);
     const history = await noteHistory(deps.db.pool, id, { column: query.column, page, perPage });
     const moment = 'error' in zoneOrError ? zoneOrError : query.asOf ? momentOf(query.asOf, zone) : undefined;
+    // Read after the moment: a later change is not in the card, so "as it is now" holds.
+    const future = moment && 'at' in moment ? moment.at.getTime() > Date.now() : false;
+    const card =
+      moment && 'at' in moment ? await competitorAsOf(deps.store, deps.db.pool, id, moment.at) : undefined;
     const asOf =
       moment && 'at' in moment
         ? {
             at: moment.at,
             input: query.asOf ?? '',
-            // Read after the moment: a later change is not in the card, so "as it is now" holds.
-            future: moment.at.getTime() > Date.now(),
-            card: await competitorAsOf(deps.store, deps.db.pool, id, moment.at),
+            future,
+            // A past card has no rank (the events carry none); the card "as it is now" has today's.
+            card: future && card && current ? { ...card, rank: current.rank } : card,
           }
         : undefined;
     renderHtml(
