@@ -4,6 +4,7 @@ import { expect, serverFixture, test as base } from './support/fixtures.ts';
 import type { RunningServer } from './support/server.ts';
 import { addCompetitor, deleteCompetitor, putNote } from './support/competitors.ts';
 import { signIn } from './support/sign-in.ts';
+import { reloadTheErrorPage } from './support/error-page.ts';
 
 /**
  * A retry is normal: the server handles a change, its answer never reaches the browser (a dropped
@@ -104,10 +105,9 @@ async function loseFirstPost(page: Page, path: string): Promise<LostPost> {
  * The user's retry of a form whose answer was lost: the browser shows its connection error page (no
  * false "saved"), and the user reloads it, which posts the same form again.
  */
-async function reloadTheErrorPage(page: Page, lost: LostPost): Promise<void> {
+async function reloadAfterLoss(page: Page, lost: LostPost): Promise<void> {
   expect([302, 303]).toContain(await lost.status);
-  await expect.poll(() => page.url()).toMatch(/^chrome-error:/);
-  await page.reload();
+  await reloadTheErrorPage(page);
   expect(lost.posts).toHaveLength(2);
 }
 
@@ -126,7 +126,7 @@ const notices = (page: Page) => page.locator('[data-notices]');
  * with the notice of a change made (not an error), and carried the first post's key.
  */
 async function resubmitted(page: Page, lost: LostPost, url: string, notice: string): Promise<void> {
-  await reloadTheErrorPage(page, lost);
+  await reloadAfterLoss(page, lost);
   await expect(page).toHaveURL(url);
   await expect(notices(page)).toContainText(notice);
   expectOneKey(lost);
@@ -546,7 +546,7 @@ test.describe('forms: reloading the error page posts the same key again', () => 
     const lost = await loseFirstPost(page, '/competitors/new');
     await page.getByRole('button', { name: 'Add competitor' }).click();
 
-    await reloadTheErrorPage(page, lost);
+    await reloadAfterLoss(page, lost);
     // The key names the competitor: the resubmission answers with the one the first post added.
     const key = new URLSearchParams(lost.posts[0]?.postData() ?? '').get('_idempotency_key');
     await expect(page).toHaveURL(`${server.url}/competitors/${key}`);

@@ -1,5 +1,6 @@
 import type { BrowserContext, Page } from '@playwright/test';
 import { expect, test } from './support/fixtures.ts';
+import { reloadTheErrorPage } from './support/error-page.ts';
 import { TEST_ADMIN_EMAIL, TEST_ADMIN_PASSWORD } from './support/server.ts';
 
 /**
@@ -69,7 +70,7 @@ test('the sign-in sent again once its first answer’s cookie had arrived (a ret
   const session = (await page.context().cookies()).find((c) => c.name === 'rivals_session')?.value;
   expect(session).toBeTruthy();
 
-  await page.reload();
+  await reloadTheErrorPage(page);
 
   await expect(page).toHaveURL(`${server.url}/ranking`);
   expect(posts).toHaveLength(2);
