@@ -12,13 +12,21 @@ const keySchema = z.uuid();
 /**
  * The client's key for this state change, if it sent one: it becomes the command id, so a retry or a
  * double submit gets the first outcome and never makes a second event. Requests without one (scripts)
- * still work, without that protection; a malformed one is refused rather than silently replaced.
+ * still work, without that protection; a malformed one, or one sent twice, is refused rather than
+ * silently replaced or dropped.
  */
 export function idempotencyKey(ctx: Context): string | undefined {
   const header = ctx.get(IDEMPOTENCY_HEADER);
   const body = ctx.request.body as Record<string, unknown> | undefined;
   const field = typeof body === 'object' && body !== null ? body[IDEMPOTENCY_FIELD] : undefined;
-  const raw = header || (typeof field === 'string' ? field : '');
+  // Sent twice (a list) or not as text, the key is neither of its values: read as none, the change
+  // would lose its protection against being made twice.
+  if (field !== undefined && typeof field !== 'string')
+    throw new ValidationError(
+      `The form's ${IDEMPOTENCY_FIELD} came more than once (or not as text), so nothing was done. ` +
+        'Reload the page and make your change again.',
+    );
+  const raw = header || field || '';
   if (!raw) return undefined;
   const parsed = keySchema.safeParse(raw.toLowerCase());
   if (!parsed.success)

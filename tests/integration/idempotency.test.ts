@@ -191,6 +191,27 @@ describe.each(databaseBackends)('idempotency keys on %s', (backend) => {
     expect(await eventCount()).toBe(before);
   });
 
+  it('a form whose key came twice (or not as text) is refused, not made without its protection', async () => {
+    const id = await newCompetitor();
+    await admin.get('/competitors');
+    const key = randomUUID();
+    const before = await eventCount();
+    const twice = await admin.postForm(`/competitors/${id}/delete`, [
+      ['_idempotency_key', key],
+      ['_idempotency_key', key],
+    ]);
+    expect(twice.status).toBe(400);
+    expect(await twice.text()).toContain(
+      '_idempotency_key came more than once (or not as text), so nothing was done',
+    );
+    const notText = await admin.postJson(`/competitors/${id}/delete`, { _idempotency_key: 7 });
+    expect(notText.status).toBe(400);
+    expect(JSON.stringify(await notText.json())).toContain('came more than once (or not as text)');
+    expect(await eventCount()).toBe(before);
+    const { rows } = await app.db.pool.query('SELECT 1 FROM competitor_list WHERE id = $1', [id]);
+    expect(rows).toHaveLength(1);
+  });
+
   it('a form submitted twice with its hidden key adds one competitor and lands on it both times', async () => {
     const form = await editor.get('/competitors/new');
     const html = await form.text();
