@@ -115,6 +115,20 @@ describe.each(databaseBackends)('the history "as of" to the second, on %s', (bac
     expect(cardOf(await history(`?asOf=${wall(second)}&tz=UTC`))).toContain('<dt>Rank</dt><dd>—</dd>');
   });
 
+  it('an address giving "as of" or its zone more than once is told so (400), not shown as now', async () => {
+    await history(); // both versions projected
+    const editor = await app.client('editor');
+    const path = `/competitors/${competitorId}/history`;
+    const twice = await editor.get(`${path}?asOf=${wall(first)}&asOf=${wall(second)}`);
+    expect(twice.status).toBe(400);
+    const html = await twice.text();
+    expect(html).toContain('The address gives “as of” more than once. Give one date and time below.');
+    expect(html).not.toContain('aria-labelledby="as-of-heading"'); // no card is shown
+    const zones = await editor.get(`${path}?asOf=${wall(first)}&tz=UTC&tz=Europe%2FBerlin`);
+    expect(zones.status).toBe(400);
+    expect(await zones.text()).toContain('The address gives the time zone (tz) more than once.');
+  });
+
   it('reads a time typed to the minute as its :00, and says that second', async () => {
     const minute = wall(new Date(base)).slice(0, 16);
     const card = cardOf(await history(`?asOf=${minute}&tz=UTC`));

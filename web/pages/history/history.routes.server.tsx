@@ -21,6 +21,21 @@ const historyQuery = z.object({
   tz: z.string().optional().catch(undefined),
 });
 
+/**
+ * Why the address names no one "as of" moment, when it gives the moment or its zone more than once
+ * (`?asOf=…&asOf=…`, a hand-edited or pasted address): read as none, the page would show the card as
+ * it is now, as if no moment had been asked for.
+ */
+function repeatedAsOf(query: Record<string, string | string[] | undefined>): { error: string } | undefined {
+  const repeated = [
+    Array.isArray(query.asOf) && '“as of”',
+    Array.isArray(query.tz) && 'the time zone (tz)',
+  ].filter(Boolean);
+  return repeated.length
+    ? { error: `The address gives ${repeated.join(' and ')} more than once. Give one date and time below.` }
+    : undefined;
+}
+
 /** A reading names a whole second: the moment read is its last millisecond (events are stamped to the ms). */
 const LAST_MS_OF_A_SECOND = 999;
 
@@ -76,7 +91,9 @@ export const historyRoutes: RouteDef[] = [
     // history of long notes made a page of many megabytes.
     const { page, perPage } = parseTableState(ctx.query, []);
     const history = await noteHistory(deps.db.pool, id, { column: query.column, page, perPage });
-    const moment = 'error' in zoneOrError ? zoneOrError : query.asOf ? momentOf(query.asOf, zone) : undefined;
+    const moment =
+      repeatedAsOf(ctx.query) ??
+      ('error' in zoneOrError ? zoneOrError : query.asOf ? momentOf(query.asOf, zone) : undefined);
     // Read after the moment: a later change is not in the card, so "as it is now" holds.
     const future = moment && 'at' in moment ? moment.at.getTime() > Date.now() : false;
     const card =
