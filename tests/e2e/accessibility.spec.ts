@@ -4,6 +4,7 @@ import { expect, test } from './support/fixtures.ts';
 import { addCompetitor, deleteCompetitor, putNote } from './support/competitors.ts';
 import { expectNoViolations } from './support/axe.ts';
 import { signIn } from './support/sign-in.ts';
+import { addUser, type Role } from './support/users.ts';
 import { startServer, TEST_ADMIN_EMAIL } from './support/server.ts';
 
 /**
@@ -44,21 +45,13 @@ async function tableOfThrowaway(page: Page, baseUrl: string, prefix: string) {
 
 const utcInput = (at: Date) => at.toISOString().slice(0, 19);
 
-type Role = 'admin' | 'editor' | 'viewer';
-
-/** Adds a user of `role` through the real form (as the admin on `page`); returns how to sign in. */
-async function addUser(page: Page, baseUrl: string, role: Role) {
-  const email = `a11y-${role}-${randomBytes(4).toString('hex')}@rivals.test`;
-  const password = `a11y-${role}-password-0123`;
-  await gotoReady(page, `${baseUrl}/users/new`);
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Name').fill(`A11y ${role}`);
-  await page.getByLabel('Role').selectOption(role);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Add user' }).click();
-  await expect(page).toHaveURL(`${baseUrl}/users`);
-  return { email, password };
-}
+/** A user of `role` for these screens: "A11y viewer", and so on. */
+const a11yUser = (role: Role) => ({
+  name: `A11y ${role}`,
+  role,
+  emailPrefix: `a11y-${role}`,
+  password: `a11y-${role}-password-0123`,
+});
 
 /** Signs in as `role` in a context of its own (the admin is the server's own; others are added). */
 async function signedIn(
@@ -71,7 +64,7 @@ async function signedIn(
   const page = await context.newPage();
   await signIn(page, baseUrl);
   if (role !== 'admin') {
-    const { email, password } = await addUser(page, baseUrl, role);
+    const { email, password } = await addUser(page, baseUrl, a11yUser(role));
     await context.clearCookies();
     await signIn(page, baseUrl, email, password);
   }
@@ -181,7 +174,7 @@ function screensOf(role: Role, id: string): Screen[] {
       // The users list may hold only the admin, whose own row has no such link: a user is added first.
       then: async (page) => {
         const base = new URL(page.url()).origin;
-        const { email } = await addUser(page, base, 'viewer');
+        const { email } = await addUser(page, base, a11yUser('viewer'));
         await gotoReady(page, `${base}/users?search=${encodeURIComponent(email)}`);
         await page.getByRole('link', { name: 'Set password of A11y viewer' }).click();
         await expect(page.getByRole('heading', { name: 'Set a password for A11y viewer' })).toBeVisible();

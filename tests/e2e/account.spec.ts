@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { expect, test } from './support/fixtures.ts';
 import { signIn } from './support/sign-in.ts';
+import { addUser } from './support/users.ts';
 
 /**
  * A user changes their own password from the header's link to /account, in a real browser: a wrong
@@ -13,18 +13,16 @@ test('a user changes their own password at /account; their other browser is sign
   server,
 }) => {
   const url = server.url;
-  const email = `account-${randomBytes(4).toString('hex')}@rivals.test`;
   const oldPassword = 'account-old-password-1';
   const newPassword = 'account-new-password-2';
 
   const admin = await browser.newPage();
   await signIn(admin, url);
-  await admin.goto(`${url}/users/new`);
-  await admin.getByLabel('Email').fill(email);
-  await admin.getByLabel('Name').fill('Account Owner');
-  await admin.getByLabel('Password').fill(oldPassword);
-  await admin.getByRole('button', { name: 'Add user' }).click();
-  await expect(admin).toHaveURL(`${url}/users`);
+  const { email } = await addUser(admin, url, {
+    name: 'Account Owner',
+    emailPrefix: 'account',
+    password: oldPassword,
+  });
 
   const elsewhere = await (await browser.newContext()).newPage();
   await signIn(elsewhere, url, email, oldPassword);
@@ -72,18 +70,16 @@ test("an admin sets a user's password from /users; the user is signed out and si
   server,
 }) => {
   const url = server.url;
-  const email = `forgot-${randomBytes(4).toString('hex')}@rivals.test`;
   const oldPassword = 'forgotten-password-1';
   const setPassword = 'set-by-the-admin-2';
 
   const admin = await browser.newPage();
   await signIn(admin, url);
-  await admin.goto(`${url}/users/new`);
-  await admin.getByLabel('Email').fill(email);
-  await admin.getByLabel('Name').fill('Forgetful Fay');
-  await admin.getByLabel('Password').fill(oldPassword);
-  await admin.getByRole('button', { name: 'Add user' }).click();
-  await expect(admin).toHaveURL(`${url}/users`);
+  const { email } = await addUser(admin, url, {
+    name: 'Forgetful Fay',
+    emailPrefix: 'forgot',
+    password: oldPassword,
+  });
 
   const user = await (await browser.newContext()).newPage();
   await signIn(user, url, email, oldPassword);
