@@ -250,6 +250,27 @@ describe.each(databaseBackends)('competitor forms on %s', (backend) => {
     expect(list).not.toContain('nothing was saved');
   });
 
+  it('deleting from a table opened before another admin deleted it says it was already deleted, by name', async () => {
+    const added = await editor.postForm('/competitors/new', { ...valid, name: 'Deleted Twice Over' });
+    const id = (added.headers.get('location') ?? '').split('/').pop() ?? '';
+    const [first, second] = [await app.client('admin'), await app.client('admin')];
+    await first.get('/competitors');
+    await second.get('/competitors');
+    const mine = await first.postForm(`/competitors/${id}/delete`, { _idempotency_key: randomUUID() });
+    expect(mine.status).toBe(302);
+    expect(await (await first.get('/competitors')).text()).toContain('Deleted Twice Over was deleted.');
+    const late = await second.postForm(`/competitors/${id}/delete`, { _idempotency_key: randomUUID() });
+    expect(late.status).toBe(302);
+    expect(await (await second.get('/competitors')).text()).toContain(
+      'Deleted Twice Over was already deleted.',
+    );
+    const { rows } = await app.db.pool.query(
+      `SELECT 1 FROM events WHERE type = 'CompetitorDeleted' AND data->>'competitorId' = $1`,
+      [id],
+    );
+    expect(rows).toHaveLength(1);
+  });
+
   it('refuses a field sent twice instead of saving it as cleared, nothing saved, what was typed kept', async () => {
     const added = await editor.postForm('/competitors/new', { ...valid, name: 'Twice Sent' });
     const id = (added.headers.get('location') ?? '').split('/').pop() ?? '';

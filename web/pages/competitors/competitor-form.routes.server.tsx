@@ -10,6 +10,7 @@ import {
   type CompetitorFields,
 } from '#events/competitor/fields.ts';
 import { NotFoundError, ValidationError } from '#infra/errors.ts';
+import { lastKnownName } from '#projections/audit-log/audit-log.queries.ts';
 import {
   competitorSortColumns,
   findCompetitor,
@@ -249,7 +250,10 @@ export const competitorFormRoutes: RouteDef[] = [
       { type: 'DeleteCompetitor', payload: { competitorId: id } },
       competitorReadModels,
     );
-    addFlash(ctx, changeNotice(ctx, outcome, `${c?.name ?? 'The competitor'} was deleted.`, visible));
+    // Deleted by someone else first (a table opened before): accepted, with nothing left to record.
+    const name = c?.name ?? (await lastKnownName(deps.db.pool, id)) ?? 'The competitor';
+    const already = outcome?.status === 'accepted' && outcome.positions.length === 0;
+    addFlash(ctx, changeNotice(ctx, outcome, `${name} was ${already ? 'already ' : ''}deleted.`, visible));
     // Back to the table as the user left it (search, sort, page, rows per page), read as leniently as the
     // table reads its own address; a form without it (an older page) goes to the plain list.
     const { list } = formValues(ctx.request.body, ['list'] as const);
