@@ -89,11 +89,17 @@ describe.each(securityBackends)('racing changes on %s', (backend) => {
     return found;
   }
 
-  /** The log and the read models agree once the projections caught up. */
+  /**
+   * The log and the read models agree once the projections caught up. Given 30 s: a command retried from
+   * a dead letter is handled by a worker after the answer, and on a loaded CI machine its events were
+   * seen once still unprojected after 10 s (the answers and event counts were right).
+   */
   async function expectConsistent() {
-    await waitFor(async () => (await problems()).length === 0, 'the read models to agree with the log').catch(
-      () => undefined,
-    );
+    await waitFor(
+      async () => (await problems()).length === 0,
+      'the read models to agree with the log',
+      30_000,
+    ).catch(() => undefined);
     expect(await problems()).toEqual([]);
     expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
   }
