@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import type { Socket as NetSocket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_PENDING_PER_ADDRESS } from '#web/realtime/handshake-quota.server.ts';
+import { bindSocketToSession } from '#web/realtime/socket-session.server.ts';
 import { MAX_SOCKETS_PER_USER } from '#web/realtime/socket-quota.server.ts';
 import type { TestClient } from '#tests/support/test-client.ts';
 import {
@@ -52,6 +53,42 @@ describe.each(securityBackends)('resource limits on %s', (backend) => {
     }
     expect(again.connected).toBe(true);
     for (const socket of [...sockets, again]) socket.disconnect();
+  });
+
+  it('a connection asks to join once: a burst of joins on it reads one session and makes no second socket', async () => {
+    // Socket.IO makes a socket for each join (a CONNECT packet) that comes while an earlier one on the
+    // connection is still being checked: a signed-in user got hundreds on one connection (past their
+    // limit, each hearing every broadcast), and anyone, with any cookie, a session read per packet.
+    const reads = vi.spyOn(bindSocketToSession, 'handshake');
+    let joined = 0;
+    const onJoin = () => joined++;
+    app.realtime.io.on('connection', onJoin);
+    try {
+      for (const [who, cookie] of [
+        ['signed in', editor.cookieHeader()],
+        // A token of the right shape that names no session: read, and refused.
+        ['not signed in', `rivals_session=${randomBytes(32).toString('base64url')}`],
+      ]) {
+        reads.mockClear();
+        joined = 0;
+        const socket = app.socket({ cookie });
+        // After the client's own join: 200 more, each an Engine.IO message '0' (CONNECT to '/').
+        socket.io.once('open', () => {
+          for (let i = 0; i < 200; i++) socket.io.engine.write('0');
+        });
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        socket.disconnect();
+        expect(reads, who).toHaveBeenCalledTimes(1);
+        expect(joined, who).toBeLessThanOrEqual(1);
+      }
+    } finally {
+      app.realtime.io.off('connection', onJoin);
+      reads.mockRestore();
+    }
+    // A socket that joins once, as our client does, still connects.
+    const socket = app.socket({ cookie: editor.cookieHeader() });
+    expect(await handshakeResult(socket)).toEqual({ connected: true, message: '' });
+    socket.disconnect();
   });
 
   /** A bare WebSocket upgrade of /socket.io, as anyone can send it: no cookie, and it never asks to join. */

@@ -10,6 +10,7 @@ import { sessionIdOf, type SessionOptions } from '../auth/sessions.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
 import { guardedAdapter } from './guarded-adapter.server.ts';
 import { createHandshakeQuota } from './handshake-quota.server.ts';
+import { createJoinOnce } from './join-once.server.ts';
 import { bindSocketToSession } from './socket-session.server.ts';
 import { createSocketQuota } from './socket-quota.server.ts';
 
@@ -125,8 +126,14 @@ export function createRealtime(options: {
   }
   let unbind = () => {};
   if (server && sessions) {
+    const joins = createJoinOnce();
     io.use((socket, next) => {
       try {
+        // A second join on a connection is no client of ours: refused unread, and the connection closed.
+        if (!joins.first(socket.conn)) {
+          socket.conn.close();
+          return next(refusal('this connection has already asked to join'));
+        }
         const { headers } = socket.request;
         // A cross-site page (or a sandboxed iframe: Origin `null`) must not open a socket with the
         // visitor's cookie.
