@@ -91,6 +91,28 @@ describe.each(securityBackends)('resource limits on %s', (backend) => {
     socket.disconnect();
   });
 
+  it('a socket cannot make the server hold binary data nobody reads: a binary packet closes its connection', async () => {
+    // Our client sends no events, let alone binary ones. Socket.IO keeps a binary packet's attachments
+    // (up to 10 frames of 1 MB) until the last one comes: 20 connections of one signed-in user held
+    // 180 MB for as long as they stayed open, and anyone held as much until the join timed out.
+    const socket = app.socket({ cookie: editor.cookieHeader() });
+    expect(await handshakeResult(socket)).toEqual({ connected: true, message: '' });
+    const closed = new Promise<string>((resolve) => socket.once('disconnect', resolve));
+    // An event '5' with 10 attachments, then 9 of them, 100 kB each.
+    socket.io.engine.write('510-["upload",{"_placeholder":true,"num":0}]');
+    for (let i = 0; i < 9; i++) socket.io.engine.write(Buffer.alloc(100_000, 1));
+    const outcome = await Promise.race([
+      closed,
+      new Promise((resolve) => setTimeout(() => resolve('still open'), 2_000)),
+    ]);
+    socket.disconnect();
+    expect(outcome).toBe('transport close');
+    expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+    const again = app.socket({ cookie: editor.cookieHeader() });
+    expect(await handshakeResult(again)).toEqual({ connected: true, message: '' });
+    again.disconnect();
+  });
+
   /** A bare WebSocket upgrade of /socket.io, as anyone can send it: no cookie, and it never asks to join. */
   function bareUpgrade(query = ''): Promise<{ socket?: NetSocket; head?: Buffer; status: number }> {
     return new Promise((resolve, reject) => {

@@ -12,6 +12,7 @@ import { guardedAdapter } from './guarded-adapter.server.ts';
 import { createHandshakeQuota } from './handshake-quota.server.ts';
 import { createJoinOnce } from './join-once.server.ts';
 import { bindSocketToSession } from './socket-session.server.ts';
+import { textOnlyParser } from './text-only-parser.server.ts';
 import { createSocketQuota } from './socket-quota.server.ts';
 
 /** Everyone who may see the competitor list hears about changes to it. */
@@ -89,6 +90,8 @@ export function createRealtime(options: {
         connectTimeout: 10_000,
         // …and one address may hold only so many of those at once (handshake-quota.server.ts).
         allowRequest: (request, callback) => handshakes.allowRequest(request, callback),
+        // No binary packets: their attachments were held until complete (text-only-parser.server.ts).
+        parser: textOnlyParser,
       })
     : new Server();
   // Our client speaks WebSocket only, so no request of ours carries an Engine.IO session id (`sid`): it
