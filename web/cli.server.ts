@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { databaseFailure } from '#infra/cli/database-failure.ts';
 import { ConfigError } from '#infra/config.ts';
 import { writeFailure } from '#infra/cli/output-file.ts';
 import { StartupError } from '#infra/errors.ts';
@@ -39,8 +40,12 @@ process.on('exit', () => {
 program.parseAsync(process.argv).catch((error: unknown) => {
   // A command that failed because its output did is said once, on exit (above).
   if (outputFailed !== undefined) process.exit(1);
+  const lost = databaseFailure(error);
   if (error instanceof UsageError || error instanceof StartupError || error instanceof ConfigError) {
     process.stderr.write(`${error.message}\n`);
+  } else if (lost) {
+    process.stderr.write(`${lost}\n`);
+    log.debug({ err: error }, 'command stopped by the database');
   } else {
     process.stderr.write(`The command failed: ${(error as Error).message}\n`);
     log.error({ err: error }, 'command failed');

@@ -329,6 +329,49 @@ describe('operator commands: environment and interruptions', { timeout: 240_000 
     },
   );
 
+  it.skipIf(!runs('postgres'))(
+    'a database connection lost while the command runs fails with one line saying so and what to do, not a stack trace',
+    async () => {
+      const db = await createTestDatabase('postgres');
+      const holder = new pg.Client({ connectionString: db.url });
+      try {
+        // The command waits for another migration: a wait that lasts until its connection is cut.
+        await holder.connect();
+        await holder.query('BEGIN');
+        await holder.query('SELECT pg_advisory_xact_lock(72656901)');
+        const migrating = run({ DATABASE_URL: db.url ?? '', LOG_LEVEL: 'warn' }, ['migrate']);
+        const waiting = "query LIKE '%pg_try_advisory_xact_lock%' AND state = 'idle in transaction'";
+        await until(
+          async () =>
+            (
+              await db.pool.query<{ n: number }>(
+                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND ${waiting}`,
+              )
+            ).rows[0]?.n === 1,
+          'the command to wait for the migration lock',
+          60_000,
+        );
+        // As a database restart or a failover does to it.
+        await db.pool.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND ${waiting}`,
+        );
+        const ran = await migrating;
+        expect(ran.code).toBe(1);
+        expect(ran.stdout).toBe('');
+        const lines = ran.stderr.trim().split('\n');
+        expect(lines[0]).toBe('Another process is migrating the database; waiting for it to finish…');
+        expect(lines.slice(1).join('\n')).toMatch(
+          /^The command did not finish: the connection to the database was lost \(.+\)\. Check that Postgres is running, then run the command again\.$/,
+        );
+        expect(ran.stderr).not.toMatch(/\n\s+at |"stack"/);
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        await holder.end().catch(() => undefined);
+        await db.drop();
+      }
+    },
+  );
+
   it('a database it cannot reach fails with one line naming DATABASE_URL, and nothing but data on standard output', async () => {
     // Port 1 refuses at once: the command retries (3 attempts), then gives up.
     const ran = await run({ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/rivals', LOG_LEVEL: 'warn' }, [
