@@ -94,7 +94,9 @@ export async function readPassword(prompt: string, maxLength: number): Promise<s
       throw new InvalidArgumentError('The password on standard input is not UTF-8 text.');
     }
   }
-  process.stdout.write(prompt);
+  // On standard error, as the bars and messages: with standard output in a file (`> added.txt`) the
+  // prompt went into it, and the operator, seeing nothing, did not know the command waited for them.
+  process.stderr.write(prompt);
   process.stdin.setRawMode(true);
   process.stdin.resume();
   let value = '';
@@ -103,7 +105,7 @@ export async function readPassword(prompt: string, maxLength: number): Promise<s
       process.stdin.setRawMode(false);
       process.stdin.pause();
       process.stdin.off('data', onData);
-      process.stdout.write('\n');
+      process.stderr.write('\n');
     };
     const onData = (data: Buffer) => {
       for (const char of data.toString('utf8')) {

@@ -507,6 +507,54 @@ describe('operator commands: environment and interruptions', { timeout: 240_000 
     expect(users.stdout).not.toContain('prompt@example.test');
   });
 
+  it('the password prompt is on the terminal when standard output goes to a file, which gets only the result', async () => {
+    const file = path.join(dir, 'added.txt');
+    const words = [
+      'env',
+      '-i',
+      `PATH=${process.env.PATH ?? ''}`,
+      `DATA_DIR=${data}`,
+      ...command,
+      'users:add',
+      '--email',
+      'redirected@example.test',
+      '--name',
+      'Redirected',
+      '--role',
+      'viewer',
+    ];
+    const shell = `${words.map((word) => `'${word.replaceAll("'", `'\\''`)}'`).join(' ')} > '${file}'`;
+    const ended = await new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn('script', ['-qec', shell, '/dev/null'], { cwd: root });
+      let output = '';
+      let typed = false;
+      // Typed once the prompt shows, or after 20 s without it (the prompt went elsewhere: the operator,
+      // seeing nothing, types anyway).
+      const type = () => {
+        if (typed) return;
+        typed = true;
+        // The prompt is written just before the terminal goes raw.
+        setTimeout(() => child.stdin.write('a-long-password-123\r'), 500);
+      };
+      const unseen = setTimeout(type, 20_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+      child.stdout.on('data', (d: Buffer) => {
+        output += d.toString();
+        if (output.includes('Password: ')) type();
+      });
+      child.on('exit', (code) => {
+        clearTimeout(unseen);
+        clearTimeout(timer);
+        resolve({ code, output });
+      });
+    });
+    // Then the projection bars, on the terminal too (standard error); the password is not echoed.
+    expect(ended.output.replace(/\r/g, '')).toMatch(/^Password: \n/);
+    expect(ended.output).not.toContain('a-long-password-123');
+    expect(ended.code).toBe(0);
+    expect(await readFile(file, 'utf8')).toBe('Added Redirected <redirected@example.test> as viewer.\n');
+  });
+
   it('Ctrl-C during seed and during events:export --out: ended by the signal, the log consistent, no partial file', async () => {
     const big = path.join(dir, 'big');
     const seed = spawn(command[0] as string, [...command.slice(1), 'seed', '--competitors', '1000000'], {
