@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -74,6 +74,18 @@ describe('start-up', () => {
       'Invalid configuration: HOST="no-such-host.invalid" — expected an address of this machine (e.g. 127.0.0.1 or 0.0.0.0).',
     );
   });
+
+  it('a session-secret file the server cannot use stops with one line naming it, not a stack trace', async () => {
+    // A folder in its place (as root, the only unusable file a test can make: permissions do not stop root);
+    // a file left by `sudo npm start` (owned by root, mode 600) failed the same way, with EACCES.
+    const dataDir = await tempDir();
+    await mkdir(path.join(dataDir, 'session-secret'));
+    const server = startServer({ PORT: String(await freePort()), DATA_DIR: dataDir });
+    expect(await server.exited).toBe(1);
+    expect(server.output().stderr.trim()).toBe(
+      `The session secret file ${path.join(dataDir, 'session-secret')} cannot be used (it is a folder, not a file). It must be a file this user can read and write: fix its owner or permissions, or delete it to make a new one (everyone is signed out).`,
+    );
+  }, 60_000);
 
   it('an unreachable database gets a clear message after retries, not a stack trace', async () => {
     const config = loadConfig({
