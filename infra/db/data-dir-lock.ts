@@ -56,11 +56,23 @@ export async function lockDataDir(dataDir: string, purpose: string): Promise<Dat
             '), or set DATA_DIR to another folder.',
         );
       }
-      await rm(file, { force: true });
+      await rm(file, { force: true }).catch((rmError: unknown) => {
+        throw new StartupError(
+          `The lock file ${file} cannot be replaced (${lockReasons[(rmError as NodeJS.ErrnoException).code ?? ''] ?? (rmError as Error).message}); delete it, or set DATA_DIR to another folder.`,
+        );
+      });
     }
   }
   throw new StartupError(`Could not lock the data folder ${path.resolve(dataDir)}; try again.`);
 }
+
+/** Why a lock file left by a dead process could not be removed (Node's rm says ERR_FS_EISDIR for a folder). */
+const lockReasons: Record<string, string> = {
+  ERR_FS_EISDIR: 'it is a folder, not a file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the file system is read-only',
+};
 
 const unusableReasons: Record<string, string> = {
   EEXIST: 'it is a file, not a folder',

@@ -16,7 +16,13 @@ import type { NotifyChannel } from './notify-channels.ts';
 export async function openEmbeddedDatabase(dataDir: string): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
   const location = inMemory ? dataDir : path.resolve(dataDir, 'pgdata');
-  if (!inMemory) await makeFolder(location);
+  if (!inMemory)
+    await makeFolder(location).catch((error: unknown) => {
+      throw new StartupError(
+        `The database in ${location} could not be opened (${(error as NodeJS.ErrnoException).code === 'EEXIST' ? 'it is a file, not a folder' : (error as Error).message}). Nothing was changed. ` +
+          'Restore the data folder from a backup, or set DATA_DIR to a new folder to start empty.',
+      );
+    });
   const pglite = await openPglite(location);
   const opened = inMemory ? undefined : await folderIdentity(location);
   const pool = new pg.Pool({ ...createPgConfig(pglite), types: typeParsers });
