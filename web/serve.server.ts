@@ -159,6 +159,13 @@ function failed(error: unknown): never {
   } else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
     process.stderr.write(`Port ${process.env.PORT ?? 3000} is already in use. Set PORT to another port.\n`);
   } else if (
+    (error as NodeJS.ErrnoException).code === 'EACCES' &&
+    (error as NodeJS.ErrnoException).syscall === 'listen'
+  ) {
+    process.stderr.write(
+      `Invalid configuration: PORT="${process.env.PORT ?? ''}" — expected a port this user may open: from 1024 to 65535 (lower ones need administrator rights).\n`,
+    );
+  } else if (
     ['ENOTFOUND', 'EADDRNOTAVAIL', 'EAI_AGAIN'].includes((error as NodeJS.ErrnoException).code ?? '')
   ) {
     process.stderr.write(
