@@ -1,5 +1,4 @@
-import { ConfigError, loadConfig, type Config } from '#infra/config.ts';
-import { StartupError } from '#infra/errors.ts';
+import { loadConfig, type Config } from '#infra/config.ts';
 import { startInstanceHeartbeat } from '#infra/instances.ts';
 import { createLogger, type Logger } from '#infra/logger.ts';
 import { createSessionSignals } from './auth/session-signals.server.ts';
@@ -12,6 +11,7 @@ import { startUserFeed } from './realtime/user-feed.server.ts';
 import { startRuntime, type Runtime } from './runtime.server.ts';
 import { startWeb } from './start-web.server.ts';
 import { startWorkerHealth } from './worker-health.server.ts';
+import { startFailureLine } from './start-failure.ts';
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
@@ -154,23 +154,9 @@ async function start(
 }
 
 function failed(error: unknown): never {
-  if (error instanceof ConfigError || error instanceof StartupError) {
-    process.stderr.write(`${error.message}\n`);
-  } else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-    process.stderr.write(`Port ${process.env.PORT ?? 3000} is already in use. Set PORT to another port.\n`);
-  } else if (
-    (error as NodeJS.ErrnoException).code === 'EACCES' &&
-    (error as NodeJS.ErrnoException).syscall === 'listen'
-  ) {
-    process.stderr.write(
-      `Invalid configuration: PORT="${process.env.PORT ?? ''}" — expected a port this user may open: from 1024 to 65535 (lower ones need administrator rights).\n`,
-    );
-  } else if (
-    ['ENOTFOUND', 'EADDRNOTAVAIL', 'EAI_AGAIN'].includes((error as NodeJS.ErrnoException).code ?? '')
-  ) {
-    process.stderr.write(
-      `Invalid configuration: HOST="${process.env.HOST ?? ''}" — expected an address of this machine (e.g. 127.0.0.1 or 0.0.0.0).\n`,
-    );
+  const line = startFailureLine(error, process.env);
+  if (line) {
+    process.stderr.write(`${line}\n`);
   } else {
     process.stderr.write(`Rivals could not start: ${(error as Error).message}\n`);
     console.error(error);
