@@ -299,24 +299,36 @@ describe('operator commands: environment and interruptions', { timeout: 240_000 
   });
   afterAll(async () => rm(dir, { recursive: true, force: true }));
 
+  /** A `migrate` seen from the database: a transaction polling for the migration lock. */
+  const WAITING = "query LIKE '%pg_try_advisory_xact_lock%' AND state = 'idle in transaction'";
+
+  /**
+   * Starts `migrate` while `holder` holds the migration lock (another process's migration under way),
+   * and hands its run back once the database shows it waiting for the lock.
+   */
+  async function migrateWaitingForTheLock(db: { url?: string; pool: pg.Pool }, holder: pg.Client) {
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_advisory_xact_lock(72656901)');
+    const migrating = run({ DATABASE_URL: db.url ?? '', LOG_LEVEL: 'warn' }, ['migrate']);
+    const waiting = async () =>
+      (
+        await db.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND ${WAITING}`,
+        )
+      ).rows[0]?.n === 1;
+    await until(waiting, 'the command to wait for the migration lock', 60_000);
+    // Wrapped: an async function's promise would wait for the command itself, which waits for the lock.
+    return { migrating };
+  }
+
   it.skipIf(!runs('postgres'))(
     "another process's migration under way: the command says it waits for it, then goes on",
     async () => {
       const db = await createTestDatabase('postgres');
       const holder = new pg.Client({ connectionString: db.url });
       try {
-        await holder.connect();
-        await holder.query('BEGIN');
-        await holder.query('SELECT pg_advisory_xact_lock(72656901)');
-        const migrating = run({ DATABASE_URL: db.url ?? '', LOG_LEVEL: 'warn' }, ['migrate']);
-        // Its wait is a transaction polling for the lock; seen from the database, then let go.
-        const waiting = async () =>
-          (
-            await db.pool.query<{ n: number }>(
-              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%pg_try_advisory_xact_lock%' AND state = 'idle in transaction'",
-            )
-          ).rows[0]?.n === 1;
-        await until(waiting, 'the command to wait for the migration lock', 60_000);
+        const { migrating } = await migrateWaitingForTheLock(db, holder);
         await holder.query('ROLLBACK');
         const ran = await migrating;
         expect(ran.code, ran.stderr).toBe(0);
@@ -336,24 +348,10 @@ describe('operator commands: environment and interruptions', { timeout: 240_000 
       const holder = new pg.Client({ connectionString: db.url });
       try {
         // The command waits for another migration: a wait that lasts until its connection is cut.
-        await holder.connect();
-        await holder.query('BEGIN');
-        await holder.query('SELECT pg_advisory_xact_lock(72656901)');
-        const migrating = run({ DATABASE_URL: db.url ?? '', LOG_LEVEL: 'warn' }, ['migrate']);
-        const waiting = "query LIKE '%pg_try_advisory_xact_lock%' AND state = 'idle in transaction'";
-        await until(
-          async () =>
-            (
-              await db.pool.query<{ n: number }>(
-                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND ${waiting}`,
-              )
-            ).rows[0]?.n === 1,
-          'the command to wait for the migration lock',
-          60_000,
-        );
+        const { migrating } = await migrateWaitingForTheLock(db, holder);
         // As a database restart or a failover does to it.
         await db.pool.query(
-          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND ${waiting}`,
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND ${WAITING}`,
         );
         const ran = await migrating;
         expect(ran.code).toBe(1);
