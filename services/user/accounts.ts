@@ -134,6 +134,14 @@ async function storedHash(db: Queryable, userId: string, lock = ''): Promise<str
   return rows[0]?.password_hash;
 }
 
+/** What a change hears when a later one of the same user's password stored its hash first. */
+export const superseded: Outcome = {
+  status: 'rejected',
+  code: 'conflict',
+  message:
+    'Another new password was set for this account at the same moment (by its user or an administrator), and it is the one kept: this one was not stored.',
+};
+
 /**
  * Sets a new password for a user the log records: an operator's reset (`users:set-password`,
  * `ResetPassword`) or the user's own change (/account, `ChangeOwnPassword`). The change is recorded first
@@ -141,7 +149,8 @@ async function storedHash(db: Queryable, userId: string, lock = ''): Promise<str
  * then the hash replaces the old one. Answers the command's outcome; the caller ends the sessions signed
  * in before it (`outcome.positions`). A failure between the two leaves the old password and a recorded
  * change: asking again finishes it (the CLI records it again, as it was asked again; the page's retry
- * carries the same key, so it is answered by the first outcome and stores the hash).
+ * carries the same key, so it is answered by the first outcome and stores the hash). Refused
+ * (`superseded`) when a change recorded after this one stored its hash first: that one is the password.
  */
 export async function setPassword(
   pool: Pool,
@@ -152,12 +161,17 @@ export async function setPassword(
   const hash = await hashPassword(account.password);
   const outcome = await dispatch({ type, payload: { userId: account.userId } });
   if (outcome?.status !== 'accepted') return outcome;
-  await pool.query(
-    `INSERT INTO user_credentials (user_id, password_hash) VALUES ($1, $2)
-     ON CONFLICT (user_id) DO UPDATE SET password_hash = EXCLUDED.password_hash, updated_at = now()`,
-    [account.userId, hash],
+  // Only over a hash set by a change recorded before this one, or by this one (its resend: the same
+  // position), never a later one (migration 036): of two changes at once, the one the log records last is
+  // the password, whichever stores its hash last.
+  const { rowCount } = await pool.query(
+    `INSERT INTO user_credentials (user_id, password_hash, set_at) VALUES ($1, $2, $3)
+     ON CONFLICT (user_id) DO UPDATE
+       SET password_hash = EXCLUDED.password_hash, set_at = EXCLUDED.set_at, updated_at = now()
+       WHERE user_credentials.set_at IS NULL OR user_credentials.set_at <= EXCLUDED.set_at`,
+    [account.userId, hash, Math.max(...outcome.positions)],
   );
-  return outcome;
+  return rowCount === 0 ? superseded : outcome;
 }
 
 /**

@@ -119,4 +119,54 @@ describe.each(securityBackends)('setting a password on %s', (backend) => {
     );
     expect(rows).toEqual([]);
   });
+
+  it('two changes of one password at once: the one the log records last is the password, whichever hash is stored last; the other is told it was not stored', async () => {
+    const user = await freshUser(app, 'editor', 'two-at-once');
+    const FIRST = 'the-first-change-12';
+    const SECOND = 'the-second-change-12';
+    // The first change is recorded, then held before its hash is stored while the second is recorded and
+    // stored: the order two requests can take (an admin's reset while the user changes it, two tabs).
+    let recorded!: () => void;
+    const firstRecorded = new Promise<void>((resolve) => (recorded = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const held: Dispatch = async (command) => {
+      const outcome = await dispatch(command);
+      recorded();
+      await released;
+      return outcome;
+    };
+    const first = setPassword(app.db.pool, held, { userId: user.id, password: FIRST });
+    await firstRecorded;
+    const second = await setPassword(app.db.pool, dispatch, { userId: user.id, password: SECOND });
+    release();
+    expect(second?.status).toBe('accepted');
+    expect(await first).toMatchObject({
+      status: 'rejected',
+      code: 'conflict',
+      message: expect.stringContaining('this one was not stored'),
+    });
+    expect(await checkPassword(app.db.pool, user.id, SECOND)).toBe(true);
+    expect(await checkPassword(app.db.pool, user.id, FIRST)).toBe(false);
+    expect((await signIn(user.email, SECOND)).signedIn).toBe(true);
+  });
+
+  it('the same change storing its hash twice (a resend finishing it) stores it both times', async () => {
+    const user = await freshUser(app, 'viewer', 'same-change');
+    const command = randomUUID();
+    // One command id: the second sending is answered with the first's outcome, as a page's resend is.
+    const once: Dispatch = (payload) =>
+      app.runtime.route({
+        commandId: command,
+        correlationId: 'cli',
+        actor: operator,
+        at: new Date().toISOString(),
+        command: payload,
+      });
+    const first = await setPassword(app.db.pool, once, { userId: user.id, password: NEW_PASSWORD });
+    const again = await setPassword(app.db.pool, once, { userId: user.id, password: NEW_PASSWORD });
+    expect([first?.status, again?.status]).toEqual(['accepted', 'accepted']);
+    expect(again).toEqual(first);
+    expect(await checkPassword(app.db.pool, user.id, NEW_PASSWORD)).toBe(true);
+  });
 });

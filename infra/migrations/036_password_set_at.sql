@@ -1,0 +1,11 @@
+-- The stored password is the one of the change recorded last, whatever order the hashes arrive in.
+--
+-- A password change is recorded first (an event), then its hash stored. Two changes of one user at once
+-- (two tabs of /account, or an admin's reset while the user, or whoever has their password, changes it)
+-- could store their hashes in the other order than the log recorded them: the earlier change's hash,
+-- stored last, stood, while the audit showed the later change as the last one, and the reset an admin made
+-- to lock someone out was undone by the change it was meant to stop.
+--
+-- `set_at` is the log position of the change whose hash is stored (NULL for a user's first password, set
+-- when the user was added); a hash is stored only over one set at an earlier position.
+ALTER TABLE user_credentials ADD COLUMN set_at bigint;
