@@ -112,6 +112,9 @@ const schema = z.object({
 
 export type Config = z.infer<typeof schema> & { mode: 'embedded' | 'scaled' };
 
+/** The environment variables Rivals reads (a close misspelling of one is warned about: setting-names.ts). */
+export const settingNames: readonly string[] = Object.keys(schema.shape);
+
 const secretVariables = new Set(['SESSION_SECRET', 'ADMIN_PASSWORD', 'METRICS_TOKEN']);
 
 /**

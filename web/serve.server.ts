@@ -1,4 +1,5 @@
-import { loadConfig, type Config } from '#infra/config.ts';
+import { loadConfig, settingNames, type Config } from '#infra/config.ts';
+import { lookingLikeWarning, settingsLookingLike } from '#infra/setting-names.ts';
 import { startInstanceHeartbeat } from '#infra/instances.ts';
 import { createLogger, type Logger } from '#infra/logger.ts';
 import { createSessionSignals } from './auth/session-signals.server.ts';
@@ -38,6 +39,8 @@ export function serve(): (reason: string) => void {
 async function main(onStop: (shutdown: (reason: string) => void) => void): Promise<void> {
   const config = loadConfig(process.env);
   const log = createLogger(config.LOG_LEVEL);
+  for (const like of settingsLookingLike(settingNames, process.env))
+    log.warn({ variable: like.name, meant: like.meant }, lookingLikeWarning(like));
   const parts: ProcessParts = { stopFeeds: [] };
   let stopping = false;
   let starting: Promise<void> = Promise.resolve();

@@ -2,7 +2,8 @@ import os from 'node:os';
 import { eventRegistry } from '#events/all-events.ts';
 import { createEventStore, type EventStore } from '#events/store/event-store.ts';
 import { progressBar } from '#infra/cli/progress.ts';
-import { loadConfig } from '#infra/config.ts';
+import { loadConfig, settingNames } from '#infra/config.ts';
+import { lookingLikeWarning, settingsLookingLike } from '#infra/setting-names.ts';
 import type { Database } from '#infra/db/database.ts';
 import { migrate } from '#infra/db/migrate.ts';
 import { openDatabase } from '#infra/db/open-database.ts';
@@ -30,6 +31,8 @@ export const config = (() => {
  * `events:export > file`. An empty LOG_LEVEL is unset, as for the configuration (pino threw on it).
  */
 export const log = createLogger(process.env.LOG_LEVEL ? config.LOG_LEVEL : 'warn', process.stderr);
+for (const like of settingsLookingLike(settingNames, process.env))
+  process.stderr.write(`Warning: ${lookingLikeWarning(like)}\n`);
 
 /** Operator actions are recorded under the shell user's name. */
 export const operator = {
