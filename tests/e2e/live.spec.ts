@@ -132,14 +132,24 @@ test.describe('live updates', () => {
       for (const n of [1, 2, 3])
         ids.push(await addCompetitor(a, server.url, `aaab Live filler ${n} ${stamp}`));
 
+      // The page's own requests say so (not activity: they do not hold off the session's idle end).
+      const positionChecks: (string | undefined)[] = [];
+      b.on('request', (r) => {
+        if (r.url().endsWith('/live/position')) positionChecks.push(r.headers()['x-rivals-background']);
+      });
       await b.goto(`${server.url}/competitors?sort=name:desc&page=1&perPage=10`);
       await expect(b.locator('html')).toHaveAttribute('data-live', 'connected');
       await expect(b.locator(`[data-row-id="${top}"]`)).toHaveCount(1);
       await expect(b.locator(`[data-row-id="${bottom}"]`)).toHaveCount(0);
+      await expect.poll(() => positionChecks.length).toBeGreaterThan(0);
+      expect(new Set(positionChecks)).toEqual(new Set(['1']));
       const reads: string[] = [];
+      const readsMarked: (string | undefined)[] = [];
       b.on('request', (r) => {
-        if (r.method() === 'GET' && r.resourceType() === 'fetch' && r.url().includes('/competitors'))
+        if (r.method() === 'GET' && r.resourceType() === 'fetch' && r.url().includes('/competitors')) {
           reads.push(r.url());
+          readsMarked.push(r.headers()['x-rivals-background']);
+        }
       });
       const refreshes = () => b.evaluate(() => document.documentElement.dataset.liveRefreshes ?? '0');
       const before = await refreshes();
@@ -157,6 +167,12 @@ test.describe('live updates', () => {
       ).toHaveAttribute('data-value', `On page ${stamp}`);
       expect(await refreshes()).not.toBe(before);
       expect(reads).toHaveLength(1);
+      expect(readsMarked).toEqual(['1']);
+
+      // Bob sorting the table himself is activity: his request does not say "background".
+      await b.locator('[data-sort-button="name"]').click();
+      await expect.poll(() => reads.length).toBe(2);
+      expect(readsMarked).toEqual(['1', undefined]);
     });
   });
 

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { io } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoginLimiter } from '#web/auth/login-limiter.server.ts';
+import { BACKGROUND_HEADER } from '#web/background-request.ts';
 import { createRealtime } from '#web/realtime/realtime.server.ts';
 import { silentLog } from '#tests/support/runtime-pieces.ts';
 import { TEST_PASSWORD, testEmails } from '#tests/support/test-app.ts';
@@ -146,22 +147,28 @@ describe.each(securityBackends)('issue 9 repros on %s', (backend) => {
       expect(socket.connected).toBe(true);
     });
 
+    /** When the session of the user with this email last counted as active (undefined: it ended). */
+    const lastSeenOf = async (email: string) =>
+      (
+        await app.db.pool.query<{ at: Date }>(
+          'SELECT s.last_seen_at AS at FROM sessions s JOIN user_list u ON u.id = s.user_id WHERE u.email = $1',
+          [email],
+        )
+      ).rows[0]?.at.getTime();
+    /** The session of the user with this email, last active this long ago. */
+    const idleFor = (email: string, interval: string) =>
+      app.db.pool.query(
+        `UPDATE sessions SET last_seen_at = now() - $2::interval
+         WHERE user_id = (SELECT id FROM user_list WHERE email = $1)`,
+        [email, interval],
+      );
+
     it('connecting a socket is not activity: it does not hold off the idle end of its session', async () => {
       // A tab left open reconnects by itself (a network blip, a restart): were that a request, an
       // unattended browser would stay signed in until the absolute end, whatever the idle timeout.
       const user = await freshUser(app, 'viewer', 'idle');
-      const lastSeen = async () =>
-        (
-          await app.db.pool.query<{ at: Date }>(
-            'SELECT s.last_seen_at AS at FROM sessions s JOIN user_list u ON u.id = s.user_id WHERE u.email = $1',
-            [user.email],
-          )
-        ).rows[0]?.at.getTime();
-      await app.db.pool.query(
-        `UPDATE sessions SET last_seen_at = now() - interval '2 hours'
-         WHERE user_id = (SELECT id FROM user_list WHERE email = $1)`,
-        [user.email],
-      );
+      const lastSeen = () => lastSeenOf(user.email);
+      await idleFor(user.email, '2 hours');
       const before = await lastSeen();
       const socket = app.socket({ cookie: user.client.cookieHeader() });
       expect((await handshakeResult(socket)).connected).toBe(true);
@@ -170,6 +177,30 @@ describe.each(securityBackends)('issue 9 repros on %s', (backend) => {
       // A request is activity.
       await user.client.get('/competitors');
       expect(await lastSeen()).toBeGreaterThan(before ?? Infinity);
+    });
+
+    it("a page's own background requests (position checks, live refreshes) are not activity either; a person's are", async () => {
+      // The live position check runs every 20 s while a tab is visible: counted as activity, a tab left
+      // open on a screen nobody watched kept its browser signed in for 7 days, whatever the idle timeout.
+      const user = await freshUser(app, 'viewer', 'background');
+      const lastSeen = () => lastSeenOf(user.email);
+      await idleFor(user.email, '2 hours');
+      const before = await lastSeen();
+      const background = { xhr: true, headers: { [BACKGROUND_HEADER]: '1' } };
+      const position = await user.client.get('/live/position', background);
+      expect(position.status).toBe(200);
+      expect((await user.client.get('/competitors?sort=name:asc', background)).status).toBe(200);
+      expect(await lastSeen()).toBe(before);
+      // Served while the session lasts; once idle too long, background requests end it like any other.
+      await idleFor(user.email, '13 hours');
+      expect((await user.client.get('/live/position', background)).status).toBe(401);
+      expect(await lastSeen()).toBeUndefined();
+      // A person's request is activity.
+      const person = await freshUser(app, 'viewer', 'foreground');
+      await idleFor(person.email, '2 hours');
+      const idleSince = await lastSeenOf(person.email);
+      await person.client.get('/live/position', { xhr: true });
+      expect(await lastSeenOf(person.email)).toBeGreaterThan(idleSince ?? Infinity);
     });
 
     it('session expiry closes it at the session end', async () => {

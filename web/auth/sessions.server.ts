@@ -6,6 +6,7 @@ import { prepared } from '#infra/db/prepared.ts';
 import { reportingWrite, type WriteReport } from '#infra/db/write-report.ts';
 import { sessionTokenPattern } from '../input.server.ts';
 import type { SessionUser } from '../pages/page-context.ts';
+import { BACKGROUND_HEADER } from '../background-request.ts';
 import { markOf, type LiveMark } from '../realtime/live-mark.ts';
 import {
   anonTokenPattern,
@@ -66,7 +67,7 @@ export interface LiveSession {
 /**
  * A session by id with its user, or undefined (unknown, expired, idle too long, the user was disabled, or
  * their password was stored after it signed in — such a session is deleted). `touch` records a request
- * (sockets re-checking do not). A password set signs out whoever signed in with the old one the moment
+ * (sockets re-checking, and a page's own background requests, do not). A password set signs out whoever signed in with the old one the moment
  * its hash is stored, even where nobody deletes their sessions (an operator's command or a request cut
  * short between the two); a change recorded but never stored (its hash not replaced) signs nobody out.
  */
@@ -137,7 +138,9 @@ export function sessionMiddleware(options: SessionOptions): Middleware {
     ctx.state.user = undefined;
     if (raw && !token) setCookie(ctx, cookies.session, null, { https });
     if (token) {
-      const session = await sessionById(options, idOf(sessionIdText(token)));
+      // The page's own requests (position checks, refreshes) are served but are not activity.
+      const active = ctx.get(BACKGROUND_HEADER) !== '1';
+      const session = await sessionById(options, idOf(sessionIdText(token)), active);
       if (session) {
         ctx.state.user = session.user;
         ctx.state.sessionToken = token;

@@ -1,5 +1,6 @@
 import { tableEvents } from '../components/data-table/table-events.ts';
 import { sortedBy, toQueryString, type TableState } from '../components/data-table/table-state.ts';
+import { BACKGROUND_HEADER } from '../background-request.ts';
 import { replaceKeepingFocus } from './keep-focus.ts';
 
 const LOADING_DELAY_MS = 150;
@@ -50,12 +51,12 @@ export class DataTableController {
     return this.update(state, { push: false });
   }
 
-  /** Re-fetch the current state (a live update elsewhere changed the data). */
+  /** Re-fetch the current state (a live update elsewhere changed the data): the page's doing, not activity. */
   reload(): Promise<void> {
-    return this.update(this.state, { push: false });
+    return this.update(this.state, { push: false, background: true });
   }
 
-  async update(next: TableState, options: { push?: boolean } = {}): Promise<void> {
+  async update(next: TableState, options: { push?: boolean; background?: boolean } = {}): Promise<void> {
     this.state = next;
     this.inFlight?.abort();
     const controller = new AbortController();
@@ -69,7 +70,11 @@ export class DataTableController {
     }, LOADING_DELAY_MS);
     try {
       const response = await fetch(url, {
-        headers: { 'X-Requested-With': 'XMLHttpRequest', Accept: 'text/html' },
+        headers: {
+          'X-Requested-With': 'XMLHttpRequest',
+          Accept: 'text/html',
+          ...(options.background ? { [BACKGROUND_HEADER]: '1' } : {}),
+        },
         signal: controller.signal,
         credentials: 'same-origin',
       });

@@ -1,3 +1,4 @@
+import { BACKGROUND_HEADER } from '../background-request.ts';
 import type { AuditMessage } from '../realtime/audit-message.ts';
 import type { ChangeMessage } from '../realtime/change-message.ts';
 import { notify } from './notices.ts';
@@ -84,7 +85,11 @@ export async function connectRealtime(): Promise<void> {
     try {
       const response = await fetch('/live/position', {
         credentials: 'same-origin',
-        headers: { Accept: 'application/json', 'X-Requested-With': 'XMLHttpRequest' },
+        headers: {
+          Accept: 'application/json',
+          'X-Requested-With': 'XMLHttpRequest',
+          [BACKGROUND_HEADER]: '1',
+        },
       });
       if (!response.ok) return;
       const { list, auditMark, userId } = (await response.json()) as Partial<LivePositionAnswer>;

@@ -1,3 +1,4 @@
+import { BACKGROUND_HEADER } from '../background-request.ts';
 import { affectsPage, type ListChange, type ShownPage } from '../realtime/affects-table.ts';
 import type { ComponentAnswer } from './component-call.ts';
 import { tableController, type DataTableController } from './data-table.ts';
@@ -5,7 +6,8 @@ import { replaceKeepingFocus } from './keep-focus.ts';
 import { wantEcho } from './own-changes.ts';
 import { hasSortables, refreshSortables } from './sortable-lists.ts';
 
-const xhrHeaders = { 'X-Requested-With': 'XMLHttpRequest' };
+/** A refresh is the page's own doing (a change elsewhere), not the person's: not activity. */
+const xhrHeaders = { 'X-Requested-With': 'XMLHttpRequest', [BACKGROUND_HEADER]: '1' };
 
 /** What to look at again: everything (the page may have missed something), or what these changes touch. */
 export type RefreshScope = 'all' | readonly ListChange[];

@@ -1,4 +1,5 @@
 import type Sortable from 'sortablejs';
+import { BACKGROUND_HEADER } from '../background-request.ts';
 import { callComponent } from './component-call.ts';
 import { notify } from './notices.ts';
 import { wantEcho } from './own-changes.ts';
@@ -254,9 +255,10 @@ async function reloadNow(controller: Controller, options: ReloadOptions = {}): P
   await enhance(region);
 }
 
+/** The list as saved now: after a drop, or a change elsewhere; the page's own request, not activity. */
 async function fetchPage(): Promise<string | undefined> {
   const response = await fetch(location.href, {
-    headers: { 'X-Requested-With': 'XMLHttpRequest' },
+    headers: { 'X-Requested-With': 'XMLHttpRequest', [BACKGROUND_HEADER]: '1' },
     credentials: 'same-origin',
   }).catch(() => undefined);
   return response?.ok ? await response.text() : undefined;
