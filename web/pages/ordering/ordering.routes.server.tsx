@@ -6,6 +6,7 @@ import { ValidationError } from '#infra/errors.ts';
 import { readOrdering, type SortableCompetitor } from '#projections/competitor-list/ordering.queries.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
+import { fieldsNotText } from '../../zod-form.server.ts';
 import { can } from '#events/user/permissions.ts';
 import { changeNotice, dispatchAndWaitVisible, recallChange } from '../../commands.server.ts';
 import { catchUpWithList } from '../../realtime/caught-up.server.ts';
@@ -57,15 +58,35 @@ const moveValue = z
     return { id, direction };
   });
 const staleMove = 'This page is out of date. Reload it and move again.';
+/** The version a form writes: digits only (not `0x10`, `1e3`). */
+const VERSION_TEXT = /^\s*\d{1,15}\s*$/;
 const moveForm = z.object({
   move: moveValue.optional(),
   segment: moveValue.optional(),
-  // Empty (or blank) is missing, not version 0: coerced, '' read as 0 moved a never-reordered list.
+  // A form's digits, or a JSON whole number. Empty (or blank) is missing, not version 0: coerced, '' read
+  // as 0 moved a never-reordered list; so did JSON's null, false and [] (and true read as 1, '0x10' as 16).
   expect: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z.coerce.number({ error: staleMove }).int(staleMove).nonnegative(staleMove),
+    (v) => (typeof v !== 'string' ? v : v.trim() === '' ? undefined : VERSION_TEXT.test(v) ? Number(v) : NaN),
+    z.number({ error: staleMove }).int(staleMove).nonnegative(staleMove),
   ),
 });
+const moveFields = ['move', 'segment', 'expect'] as const;
+
+/**
+ * The move form, each field once: a field sent twice (a list) or, in JSON, as an object is refused in
+ * words, not as "expected string, received array" (or, for `expect`, as an out-of-date page).
+ */
+function parseMoveForm(body: unknown) {
+  const repeated = fieldsNotText(body, moveFields).filter(
+    (field) => !(field === 'expect' && typeof (body as { expect?: unknown }).expect === 'number'),
+  );
+  if (repeated.length)
+    throw new ValidationError(
+      `The form's ${repeated.map((f) => `“${f}”`).join(' and ')} came more than once (or not as text), ` +
+        'so nothing was moved. Reload the page and move again.',
+    );
+  return moveForm.safeParse(body);
+}
 const bothNamed =
   'This form names both a competitor (move) and a segment (segment) to move. Send one: use the move buttons on the page.';
 /** The form's first problem, in words; `missing` when it names nothing to move. */
@@ -130,7 +151,7 @@ export const orderingRoutes: RouteDef[] = [
   }),
 
   route('POST', '/ranking/move', 'ranking.reorder', async (ctx, deps) => {
-    const form = moveForm.safeParse(ctx.request.body);
+    const form = parseMoveForm(ctx.request.body);
     if (!form.success || !form.data.move)
       throw new ValidationError(moveProblem(form, 'Choose a competitor to move up or down.'));
     const { id, direction } = form.data.move;
@@ -151,7 +172,7 @@ export const orderingRoutes: RouteDef[] = [
   }),
 
   route('POST', '/segments/move', 'segments.reorder', async (ctx, deps) => {
-    const form = moveForm.safeParse(ctx.request.body);
+    const form = parseMoveForm(ctx.request.body);
     // Both named: the target came from one and the branch from the other ("the segment <uuid> cannot move").
     if (form.success && form.data.move && form.data.segment) throw new ValidationError(bothNamed);
     const target = form.success ? (form.data.move ?? form.data.segment) : undefined;
