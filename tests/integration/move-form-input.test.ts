@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseBackends } from '#tests/support/environment.ts';
@@ -8,7 +9,7 @@ import type { TestClient } from '#tests/support/test-client.ts';
 
 /**
  * The move buttons' form (`/ranking/move`, `/segments/move`) as a careless or hostile client sends it:
- * a version of the wrong type, a field twice.
+ * a version of the wrong type, a field twice, a competitor or segment that is not listed any more.
  */
 
 const NAMES = ['Alpha', 'Bravo', 'Charlie', 'Delta'];
@@ -16,6 +17,7 @@ const NAMES = ['Alpha', 'Bravo', 'Charlie', 'Delta'];
 describe.each(databaseBackends)('the move form on %s', (backend) => {
   let app: TestApp;
   let editor: TestClient;
+  let admin: TestClient;
   const ids: string[] = [];
 
   const eventCount = async () =>
@@ -40,6 +42,7 @@ describe.each(databaseBackends)('the move form on %s', (backend) => {
   beforeAll(async () => {
     app = await startTestApp(backend, { demoData: false });
     editor = await app.client('editor');
+    admin = await app.client('admin');
     for (const name of NAMES) {
       const command = addCompetitorCommand(name, { segmentId: 'enterprise' });
       expect((await app.runtime.route(envelope(command))).status).toBe('accepted');
@@ -143,6 +146,54 @@ describe.each(databaseBackends)('the move form on %s', (backend) => {
     expect(((await json.json()) as { error: { message: string } }).error.message).toMatch(
       /“move” came more than once \(or not as text\)/,
     );
+    expect(await eventCount()).toBe(events);
+  });
+
+  it('moving a competitor deleted meanwhile (or a segment that is not on the board) says so, not “cannot move further that way”', async () => {
+    const { ids: listed } = await ranking();
+    const gone = listed[1] as string;
+    await admin.get('/competitors');
+    const deleted = await admin.postForm(`/competitors/${gone}/delete`, { _idempotency_key: randomUUID() });
+    expect(deleted.status).toBe(302);
+    const deadline = Date.now() + 10_000;
+    while ((await ranking()).ids.includes(gone) && Date.now() < deadline) await sleep(20);
+    const now = await ranking();
+    expect(now.ids).not.toContain(gone);
+    const events = await eventCount();
+
+    for (const direction of ['up', 'down']) {
+      await editor.get('/ranking');
+      const fields = {
+        move: `${gone}:${direction}`,
+        expect: String(now.version),
+        _idempotency_key: randomUUID(),
+      };
+      expect(await noticeAfter(await editor.postForm('/ranking/move', fields))).toMatch(
+        /^The competitor you moved is not in the ranking any more \(it was deleted, or never existed\)\./,
+      );
+    }
+    const board = await readBoard(editor);
+    await editor.get('/segments');
+    expect(
+      await noticeAfter(
+        await editor.postForm('/segments/move', { move: `${gone}:up`, expect: String(board.version) }),
+      ),
+    ).toMatch(/^The competitor you moved is not in the board any more/);
+    expect(
+      await noticeAfter(
+        await editor.postForm('/segments/move', {
+          segment: 'no-such-segment:up',
+          expect: String(board.version),
+        }),
+      ),
+    ).toMatch(/^The segment you moved is not in the board any more/);
+    // A listed one at the end is still told it cannot move further.
+    await editor.get('/ranking');
+    expect(
+      await noticeAfter(
+        await editor.postForm('/ranking/move', { move: `${now.ids[0]}:up`, expect: String(now.version) }),
+      ),
+    ).toMatch(/cannot move further that way/);
     expect(await eventCount()).toBe(events);
   });
 });

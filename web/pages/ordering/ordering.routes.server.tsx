@@ -104,13 +104,21 @@ function swap(list: string[], id: string, direction: 'up' | 'down'): boolean {
 
 const items = (ids: readonly string[]) => ids.map((value, i) => ({ order: i + 1, value }));
 
-/** Sends the move-button form's reorder like a drop would, and lands on the same page. */
+/** Told when the competitor (or segment) a move button names is not on the page's list any more. */
+const notListed = (what: 'competitor' | 'segment', where: 'ranking' | 'board') =>
+  `The ${what} you moved is not in the ${where} any more (it was deleted, or never existed). This is the current order; move again from here.`;
+
+/**
+ * Sends the move-button form's reorder like a drop would, and lands on the same page. `gone`: the
+ * notice when nothing moved because the item is not listed (deleted meanwhile), rather than at the end.
+ */
 async function submitMove(
   ctx: RouterContext,
   deps: AppDeps,
   back: string,
   command: Command | undefined,
   what: string,
+  gone?: string,
 ) {
   // Nothing to move that way: unless this is the same click sent again (a double click, a resubmission
   // after a lost answer), whose first sending moved it there. That one is answered as it was, "Moved".
@@ -118,7 +126,7 @@ async function submitMove(
     ? await dispatchAndWaitVisible(ctx, deps, command, orderingProjections)
     : await recallChange(ctx, deps, orderingProjections);
   if (!result) {
-    addFlash(ctx, { kind: 'info', text: `${what} cannot move further that way.` });
+    addFlash(ctx, { kind: 'info', text: gone ?? `${what} cannot move further that way.` });
     return ctx.redirect(back);
   }
   const { outcome, visible } = result;
@@ -168,6 +176,7 @@ export const orderingRoutes: RouteDef[] = [
         ? { type: 'ReorderRanking', payload: { items: items(list), expectedVersion: form.data.expect } }
         : undefined,
       name,
+      list.includes(id) ? undefined : notListed('competitor', 'ranking'),
     );
   }),
 
@@ -184,6 +193,9 @@ export const orderingRoutes: RouteDef[] = [
     const members = new Map(board.segments.map((s) => [s.id, s.competitors.map((c) => c.id)]));
     let moved = false;
     let what = 'This competitor';
+    const listed = form.data.segment
+      ? segmentIds.includes(target.id)
+      : [...members.values()].some((list) => list.includes(target.id));
     if (form.data.segment) {
       moved = swap(segmentIds, target.id, target.direction);
       what = `the segment ${board.segments.find((s) => s.id === target.id)?.name ?? target.id}`;
@@ -208,6 +220,7 @@ export const orderingRoutes: RouteDef[] = [
         ? { type: 'ReorganizeSegments', payload: { groups, expectedVersion: form.data.expect } }
         : undefined,
       what,
+      listed ? undefined : notListed(form.data.segment ? 'segment' : 'competitor', 'board'),
     );
   }),
 ];
