@@ -23,19 +23,37 @@ const segmentValue = z
   .string({ error: 'Each group value must be a segment id.' })
   .regex(segmentIdPattern, 'Each group value must be a segment id.');
 
-export const orderedItem = z.object({ order, value: competitorValue }).strict();
+/** Said of an item (or a group) that is not an object, or has other fields, instead of zod's own words. */
+const shapeError =
+  (shape: string, fields: string) =>
+  (issue: { code?: string; keys?: readonly string[] }): string | undefined =>
+    issue.code === 'unrecognized_keys'
+      ? `Each ${shape} has only ${fields}; ${(issue.keys ?? []).map((k) => JSON.stringify(k)).join(', ')} ${(issue.keys ?? []).length > 1 ? 'are' : 'is'} not one of them.`
+      : issue.code === 'invalid_type'
+        ? `Each ${shape} must be an object {${fields}}.`
+        : undefined;
+
+export const orderedItem = z
+  .object({ order, value: competitorValue }, { error: shapeError('item', 'order, value') })
+  .strict();
 export const rankingList = z
   .array(orderedItem, { error: 'Send the ranking as a list of {order, value}.' })
   .max(MAX_ORDERED_ITEMS, `A ranking can hold at most ${MAX_ORDERED_ITEMS.toLocaleString('en-US')} items.`);
 
 export const orderedGroup = z
-  .object({
-    order,
-    value: segmentValue,
-    items: z
-      .array(orderedItem, { error: 'Each group needs a list of items.' })
-      .max(MAX_ORDERED_ITEMS, `A board can hold at most ${MAX_ORDERED_ITEMS.toLocaleString('en-US')} items.`),
-  })
+  .object(
+    {
+      order,
+      value: segmentValue,
+      items: z
+        .array(orderedItem, { error: 'Each group needs a list of items.' })
+        .max(
+          MAX_ORDERED_ITEMS,
+          `A board can hold at most ${MAX_ORDERED_ITEMS.toLocaleString('en-US')} items.`,
+        ),
+    },
+    { error: shapeError('group', 'order, value, items') },
+  )
   .strict();
 export const boardList = z
   .array(orderedGroup, { error: 'Send the board as a list of {order, value, items}.' })

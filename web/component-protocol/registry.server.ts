@@ -101,6 +101,8 @@ const version = z.number({ error: expectMessage }).int(expectMessage).nonnegativ
 const expectSchema = z.object({ version }, { error: expectMessage }).strict();
 const viewMessage = 'The view must be a path on this site.';
 const envelopeKeys = 'A component call has only these fields: event or method, payload, expect and view.';
+const envelopeShape =
+  'A component call is a JSON object: {"event" or "method", "payload", "expect", "view"}, not a list or a single value.';
 
 /** The protocol envelope: an event or a method call, its payload, and what the client's view expected. */
 export const componentRequestSchema = z
@@ -117,7 +119,14 @@ export const componentRequestSchema = z
         .regex(viewPattern, viewMessage)
         .optional(),
     },
-    { error: (issue) => (issue.code === 'unrecognized_keys' ? envelopeKeys : undefined) },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? envelopeKeys
+          : issue.code === 'invalid_type'
+            ? envelopeShape
+            : undefined,
+    },
   )
   .strict()
   .refine(
