@@ -69,14 +69,25 @@ export const oneOf =
     return value as T;
   };
 
+/** Said when a password is to be asked for but nobody is at a terminal to type it. */
+export const NO_TERMINAL_FOR_PASSWORD =
+  'There is no terminal to ask for the password: pipe it in with --password-stdin.';
+
 /**
- * Reads a password from stdin: the whole of a pipe, or one line typed without echo on a terminal. Bytes
- * that are not UTF-8 are refused: decoding them to U+FFFD would set a password nobody could type. A pipe
- * is read up to what `maxLength` characters and a line break can take: `yes |` or `< /dev/zero` was read
- * until the process ran out of memory (3.5 GB within 15 s), and a pipe that never closes hung.
+ * Reads a password: with `fromStdin` (`--password-stdin`), the whole of standard input, never prompted for
+ * even on a terminal; otherwise one line typed without echo at a prompt, refused when standard input is
+ * not a terminal (a script that forgot the flag, or a cron job with nobody to type, was read as if the
+ * flag were given, and the flag changed nothing). Bytes that are not UTF-8 are refused: decoding them to
+ * U+FFFD would set a password nobody could type. Standard input is read up to what `maxLength`
+ * characters and a line break can take: `yes |` or `< /dev/zero` was read until the process ran out of
+ * memory (3.5 GB within 15 s), and a pipe that never closes hung.
  */
-export async function readPassword(prompt: string, maxLength: number): Promise<string> {
-  if (!process.stdin.isTTY) {
+export async function readPassword(
+  prompt: string,
+  maxLength: number,
+  options: { fromStdin: boolean },
+): Promise<string> {
+  if (options.fromStdin) {
     // A UTF-16 unit takes at most 3 bytes in UTF-8 (4 for a pair), plus "\r\n".
     const maxBytes = maxLength * 4 + 2;
     const chunks: Buffer[] = [];
@@ -94,6 +105,7 @@ export async function readPassword(prompt: string, maxLength: number): Promise<s
       throw new InvalidArgumentError('The password on standard input is not UTF-8 text.');
     }
   }
+  if (!process.stdin.isTTY) throw new InvalidArgumentError(NO_TERMINAL_FOR_PASSWORD);
   // On standard error, as the bars and messages: with standard output in a file (`> added.txt`) the
   // prompt went into it, and the operator, seeing nothing, did not know the command waited for them.
   process.stderr.write(prompt);

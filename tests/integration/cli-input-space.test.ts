@@ -65,6 +65,32 @@ function run(env: Record<string, string>, args: string[], options: RunOptions = 
   });
 }
 
+/**
+ * Runs one operator command on a terminal, as an operator's shell does (`script`, util-linux, in every
+ * Debian), typing `keys` 2 s after it starts; resolves with what the terminal showed and the exit code.
+ */
+function onTerminal(env: Record<string, string>, args: string[], keys: string) {
+  const words = [
+    'env',
+    '-i',
+    `PATH=${process.env.PATH ?? ''}`,
+    ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+  ];
+  const shell = [...words, ...command, ...args].map((word) => `'${word.replaceAll("'", `'\\''`)}'`).join(' ');
+  return new Promise<{ code: number | null; output: string }>((resolve) => {
+    const child = spawn('script', ['-qec', shell, '/dev/null'], { cwd: root });
+    let output = '';
+    const typing = setTimeout(() => child.stdin.write(keys), 2_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('exit', (code) => {
+      clearTimeout(typing);
+      clearTimeout(timer);
+      resolve({ code, output: output.replace(/\r/g, '') });
+    });
+  });
+}
+
 /** One line on standard error, nothing else: no stack trace, no log object, no help text before it. */
 function expectOneLine(ran: Ran, what: string): string {
   expect(ran.hung, what).toBe(false);
@@ -272,6 +298,47 @@ describe.each(databaseBackends)('operator commands, input space on %s', { timeou
   });
 
   // /dev/full exists on Linux, where Rivals and CI run: no skip, a missing device fails loudly.
+  it('users:add and users:set-password without --password-stdin and no terminal refuse in one line naming the flag, reading nothing', async () => {
+    const users = await exported('UserAdded');
+    const resets = await exported('UserPasswordReset');
+    for (const args of [
+      ['users:add', '--email', 'piped@example.test', '--name', 'Piped', '--role', 'viewer'],
+      ['users:set-password', '--email', 'piped@example.test'],
+    ]) {
+      // A script that pipes the password in but forgot the flag: it was read as if the flag were given.
+      const ran = await run(env, args, { stdin: 'a-long-password-123\n' });
+      expect(expectOneLine(ran, args[0] ?? '')).toBe(
+        'There is no terminal to ask for the password: pipe it in with --password-stdin.',
+      );
+      expect(ran.stderr.trim().split('\n')).toHaveLength(1);
+      expect(ran.code).toBe(1);
+      expect(ran.stdout).toBe('');
+    }
+    expect(await exported('UserAdded')).toBe(users);
+    expect(await exported('UserPasswordReset')).toBe(resets);
+  });
+
+  it('users:add --password-stdin on a terminal reads standard input to its end and never prompts', async () => {
+    // Typed, then Ctrl-D: the end of standard input, as a pipe ends.
+    const ended = await onTerminal(
+      env,
+      [
+        'users:add',
+        '--email',
+        'typed@example.test',
+        '--name',
+        'Typed',
+        '--role',
+        'viewer',
+        '--password-stdin',
+      ],
+      'a-long-password-123\n\u0004',
+    );
+    expect(ended.output).not.toContain('Password:');
+    expect(ended.output).toContain('Added Typed <typed@example.test> as viewer.');
+    expect(ended.code, ended.output).toBe(0);
+  });
+
   it('standard output on a full disk (`> /dev/full`) fails with one line saying so, not a stack trace', async () => {
     const full = openSync('/dev/full', 'w');
     try {

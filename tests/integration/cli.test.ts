@@ -48,7 +48,7 @@ describe('operator commands', { timeout: 240_000 }, () => {
     expect(added.stdout).toContain('Added Ops <ops@example.test> as editor.');
     const duplicate = await cli(
       dir,
-      ['users:add', '--email', 'ops@example.test', '--name', 'Ops', '--role', 'editor'],
+      ['users:add', '--email', 'ops@example.test', '--name', 'Ops', '--role', 'editor', '--password-stdin'],
       'a-long-password-123\n',
     );
     expect(duplicate.code).toBe(1);
@@ -68,7 +68,7 @@ describe('operator commands', { timeout: 240_000 }, () => {
     );
     const short = await cli(
       dir,
-      ['users:add', '--email', 'y@example.test', '--name', 'Y', '--role', 'viewer'],
+      ['users:add', '--email', 'y@example.test', '--name', 'Y', '--role', 'viewer', '--password-stdin'],
       'short\n',
     );
     expect(short.stderr.trim()).toBe('The password must be at least 12 characters.');
@@ -165,7 +165,7 @@ describe('operator commands', { timeout: 240_000 }, () => {
     // Sign-in refuses passwords over 1,024 characters: none may be set here either.
     const long = await cli(
       dir,
-      ['users:add', '--email', 'long@example.test', '--name', 'Long', '--role', 'viewer'],
+      ['users:add', '--email', 'long@example.test', '--name', 'Long', '--role', 'viewer', '--password-stdin'],
       `${'x'.repeat(1025)}\n`,
     );
     expect(long.code).toBe(1);

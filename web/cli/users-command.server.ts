@@ -12,11 +12,16 @@ import type { EventStore } from '#events/store/event-store.ts';
 import { endSessionsSignedInBefore } from '../auth/sessions.server.ts';
 import { catchUpProjections, operator, UsageError, withDatabase } from './cli-context.server.ts';
 
-/** The password from stdin or a prompt, refused with what to change when sign-in could never take it. */
-async function operatorPassword(): Promise<string> {
-  const password = await readPassword('Password: ', PASSWORD_MAX_LENGTH).catch((error: unknown) => {
-    throw error instanceof InvalidArgumentError ? new UsageError(error.message) : error;
-  });
+/**
+ * The password from standard input (`--password-stdin`) or a prompt, refused with what to change when
+ * sign-in could never take it.
+ */
+async function operatorPassword(fromStdin: boolean): Promise<string> {
+  const password = await readPassword('Password: ', PASSWORD_MAX_LENGTH, { fromStdin }).catch(
+    (error: unknown) => {
+      throw error instanceof InvalidArgumentError ? new UsageError(error.message) : error;
+    },
+  );
   // A browser's password field cannot send these: such a password could never sign in.
   if (hasControlCharacters(password))
     throw new UsageError(
@@ -54,7 +59,7 @@ export function register(program: Command): void {
         .argParser(onlyOnce(oneOf(roles)))
         .makeOptionMandatory(),
     )
-    .option('--password-stdin', 'read the password from standard input')
+    .option('--password-stdin', 'read the password from standard input (to its end), with no prompt')
     .action(
       async (options: {
         email: string;
@@ -66,7 +71,7 @@ export function register(program: Command): void {
         if (!email.success) throw new UsageError(`--email: ${email.error.issues[0]?.message}`);
         const name = displayName.safeParse(options.name);
         if (!name.success) throw new UsageError(`--name: ${name.error.issues[0]?.message}`);
-        const password = await operatorPassword();
+        const password = await operatorPassword(options.passwordStdin === true);
         await withDatabase('users:add', async (db, store) => {
           const { outcome } = await createAccount(db.pool, operatorDispatch(store), {
             email: email.data,
@@ -88,11 +93,11 @@ export function register(program: Command): void {
       "set a user's password (read from stdin with --password-stdin, or prompted for); signs out their sessions",
     )
     .requiredOption('--email <email>', 'the sign-in email of the user', onlyOnce(typedText))
-    .option('--password-stdin', 'read the password from standard input')
+    .option('--password-stdin', 'read the password from standard input (to its end), with no prompt')
     .action(async (options: { email: string; passwordStdin?: boolean }) => {
       const email = emailSchema.safeParse(options.email);
       if (!email.success) throw new UsageError(`--email: ${email.error.issues[0]?.message}`);
-      const password = await operatorPassword();
+      const password = await operatorPassword(options.passwordStdin === true);
       await withDatabase('users:set-password', async (db, store) => {
         const { state } = await loadState(store, usersStream(), usersDecider);
         const userId = state.idByEmail.get(email.data);
