@@ -11,6 +11,7 @@ import { createLoginLimiter } from './auth/login-limiter.server.ts';
 import type { SessionSignals } from './auth/session-signals.server.ts';
 import { purgeExpiredSessions } from './auth/sessions.server.ts';
 import { listenEarly } from './listen-early.server.ts';
+import { listenUrl } from './listen-url.ts';
 import type { ProcessParts } from './process-parts.server.ts';
 import { createRealtime } from './realtime/realtime.server.ts';
 import type { Runtime } from './runtime.server.ts';
@@ -108,5 +109,6 @@ function printBanner(
     ? `\nFirst start: an admin was created. Sign in with\n  email:    ${admin.email}\n  password: ${admin.password}\n` +
       'This password is shown only once; add more users at /users or with "npm run cli -- users:add".\n'
     : '';
-  process.stdout.write(`\nRivals is running on http://localhost:${config.PORT} (${where})\n${firstStart}\n`);
+  const { url, note } = listenUrl(config.HOST, config.PORT);
+  process.stdout.write(`\nRivals is running on ${url} (${note ? `${note}; ` : ''}${where})\n${firstStart}\n`);
 }
