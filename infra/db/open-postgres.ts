@@ -19,8 +19,15 @@ export async function openPostgresDatabase(
     types: typeParsers,
     connectionTimeoutMillis: 5_000,
   });
-  // An idle client dying (server restart) must not crash the process; the next query reconnects.
-  pool.on('error', (error) => log.warn({ err: error }, 'idle database connection failed'));
+  // An idle client dying (server restart) must not crash the process; the next query reconnects. Its
+  // message and code only: the error carries the driver's client (host, user, database, statements),
+  // which made several kilobytes of warning and a stack trace on an operator command's standard error.
+  pool.on('error', (error) =>
+    log.warn(
+      { error: error.message, code: (error as { code?: string }).code },
+      'idle database connection failed',
+    ),
+  );
   const notifier = new PostgresNotifier(url, log);
   return {
     kind: 'postgres',
