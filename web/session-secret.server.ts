@@ -101,19 +101,29 @@ async function syncFolder(folder: string): Promise<void> {
   await handle?.close();
 }
 
-const reasons: Record<string, string> = {
-  EISDIR: 'it is a folder, not a file',
-  EACCES: 'permission denied',
-  EPERM: 'permission denied',
-  EROFS: 'the file system is read-only',
-  ENOSPC: 'the disk is full',
+/** Why the file cannot be used, and what to do about it, by the system's error code. */
+const reasons: Record<string, { why: string; todo: string }> = {
+  EISDIR: {
+    why: 'it is a folder, not a file',
+    todo: 'delete that folder to make a new secret (everyone is signed out)',
+  },
+  EACCES: { why: 'permission denied', todo: 'fix its owner or permissions' },
+  EPERM: { why: 'permission denied', todo: 'fix its owner or permissions' },
+  EROFS: {
+    why: 'the file system is read-only',
+    todo: 'set DATA_DIR to a folder on a writable disk, or give the secret in SESSION_SECRET',
+  },
+  ENOSPC: { why: 'the disk is full', todo: 'free some space on the disk, then start again' },
 };
 
 /** One line naming the file and what to do, instead of the system's error and its stack. */
-function unusable(file: string, error: unknown): StartupError {
+export function unusable(file: string, error: unknown): StartupError {
   if (error instanceof StartupError) return error;
-  const code = (error as NodeJS.ErrnoException).code ?? '';
+  const reason = reasons[(error as NodeJS.ErrnoException).code ?? ''];
   return new StartupError(
-    `The session secret file ${file} cannot be used (${reasons[code] ?? (error as Error).message}). It must be a file this user can read and write: fix its owner or permissions, or delete it to make a new one (everyone is signed out).`,
+    `The session secret file ${file} cannot be used (${reason?.why ?? (error as Error).message}). ` +
+      (reason
+        ? `To go on, ${reason.todo}.`
+        : 'It must be a file this user can read and write: fix its owner or permissions, or delete it to make a new one (everyone is signed out).'),
   );
 }

@@ -83,7 +83,7 @@ describe('start-up', () => {
     const server = startServer({ PORT: String(await freePort()), DATA_DIR: dataDir });
     expect(await server.exited).toBe(1);
     expect(server.output().stderr.trim()).toBe(
-      `The session secret file ${path.join(dataDir, 'session-secret')} cannot be used (it is a folder, not a file). It must be a file this user can read and write: fix its owner or permissions, or delete it to make a new one (everyone is signed out).`,
+      `The session secret file ${path.join(dataDir, 'session-secret')} cannot be used (it is a folder, not a file). To go on, delete that folder to make a new secret (everyone is signed out).`,
     );
   }, 60_000);
 
