@@ -57,7 +57,8 @@ export const isBlank = (value: string): boolean =>
  * (U+2066–U+2069). Not needed to write right-to-left text (the letters carry their direction; the marks
  * U+200E/U+200F stay allowed), they reorder what follows them: in a name, headquarters or address shown
  * inside a sentence or a link ("Added Evil\u202eCorp (SMB, low threat)" in the audit log) they make the
- * rest read differently from what it is, so a one-line field a person types refuses them.
+ * rest read differently from what it is, so a one-line field a person types refuses them, and so does a
+ * note (its cell, its history and a conflict's "their text" show it).
  */
 const DIRECTION_CONTROL = /[\u202a-\u202e\u2066-\u2069]/;
 

@@ -77,6 +77,13 @@ export const pickCompetitorFields = (source: CompetitorFields): CompetitorFields
 export const sameCompetitorFields = (a: CompetitorFields, b: CompetitorFields): boolean =>
   competitorFieldNames.every((name) => a[name] === b[name]);
 
+/**
+ * A note as people type it (the notes dialog, `update-note`): like a competitor's or a user's name, it may
+ * not carry text-direction controls (events/text.ts), which reorder the text around them wherever it is
+ * shown (the table's cell, the note history, a conflict's "their text"). Only commands read it: stored
+ * CompetitorNoteUpdated events keep any text, so a note saved before this rule still replays.
+ */
 export const noteValue = text('A note', { multiline: true })
   .max(NOTE_MAX_LENGTH, `A note can be at most ${NOTE_MAX_LENGTH.toLocaleString('en-US')} characters.`)
-  .refine((v) => !isBlank(v), 'Value is required!');
+  .refine((v) => !isBlank(v), 'Value is required!')
+  .refine((v) => !hasDirectionControls(v), `${directionControlMessage('A note')} Nothing was saved.`);

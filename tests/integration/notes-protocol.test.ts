@@ -187,6 +187,45 @@ describe.each(databaseBackends)('notes component protocol on %s', (backend) => {
     expect(await noteEvents(id)).toEqual([]);
   });
 
+  it('refuses text-direction controls in a note, saying nothing was saved; right-to-left text is accepted', async () => {
+    // A note shows in its cell, its history and a conflict's "their text": U+202E there reversed what
+    // followed it, as in a competitor's or a user's name (which already refuse them).
+    const id = await newCompetitor();
+    const message =
+      'A note cannot contain text-direction controls (such as U+202E, right-to-left override): they make the text around it read differently from what it is. Nothing was saved.';
+    for (const control of [
+      '\u202a',
+      '\u202b',
+      '\u202c',
+      '\u202d',
+      '\u202e',
+      '\u2066',
+      '\u2067',
+      '\u2068',
+      '\u2069',
+    ]) {
+      const answer = await expectRejected(
+        () =>
+          call(
+            editor,
+            updateNote({ competitorId: id, column: 'general', value: `Price 10${control}05 EUR` }, 0),
+          ),
+        400,
+        message,
+      );
+      expect(answer).toMatchObject({ status: 'rejected', code: 'validation' });
+      expect(answer.fields?.value).toBe(message);
+    }
+    expect(await noteEvents(id)).toEqual([]);
+    // Right-to-left letters and the marks U+200E/U+200F write right-to-left text without reordering it.
+    const accepted = await call(
+      editor,
+      updateNote({ competitorId: id, column: 'general', value: 'שלום \u200f(עברית)' }, 0),
+    );
+    expect(accepted.status).toBe(200);
+    expect(accepted.answer.status).toBe('accepted');
+  });
+
   it('refuses an unknown column, an extra payload key, a missing key and a value over 10,000 characters', async () => {
     const id = await newCompetitor();
     const column = await expectRejected(
