@@ -4,6 +4,7 @@ import type { ReactElement, ReactNode } from 'react';
 import { text } from '#events/text.ts';
 import type { Queryable } from '#infra/db/database.ts';
 import type { SearchReads } from './search-reads.server.ts';
+import { ifNoneMatchHits } from './if-none-match.ts';
 import { parseInput } from './input.server.ts';
 import { isXhr, pageContext, renderHtml } from './render.server.tsx';
 import type { PageContext } from './pages/page-context.ts';
@@ -62,7 +63,7 @@ export async function renderTableRoute<S extends string, R extends { page: numbe
   ctx.set('ETag', tag);
   ctx.set('Cache-Control', 'private, no-cache');
   ctx.set('Vary', 'X-Requested-With');
-  if (ctx.get('If-None-Match') === tag) {
+  if (ifNoneMatchHits(ctx.get('If-None-Match'), tag)) {
     ctx.status = 304;
     return;
   }

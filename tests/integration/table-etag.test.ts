@@ -58,6 +58,48 @@ describe.each(databaseBackends)('table refreshes by ETag on %s', (backend) => {
     expect(await changed.text()).toContain(note);
   });
 
+  it('reads If-None-Match as RFC 9110 does: a list of tags, W/ or not, or *; a list without the tag gets the full answer', async () => {
+    const first = await editor.get(view, { xhr: true });
+    const tag = first.headers.get('etag') ?? '';
+    const opaque = tag.replace(/^W\//, '');
+    expect(opaque).toMatch(/^"[\w-]+"$/);
+    const answer = (ifNoneMatch: string) =>
+      editor.get(view, { xhr: true, headers: { 'If-None-Match': ifNoneMatch } });
+    // Weak comparison (§13.1.2 says If-None-Match uses it): the W/ prefix on either side does not matter.
+    for (const header of [
+      `"stale", ${tag}`,
+      `${tag}, "stale"`,
+      `W/"one",W/"two" ,  ${tag}`,
+      opaque,
+      `"stale", ${opaque}`,
+      `W/"a,b", ${tag}`,
+      '*',
+    ]) {
+      const hit = await answer(header);
+      expect({ header, status: hit.status }).toEqual({ header, status: 304 });
+      expect(hit.headers.get('etag')).toBe(tag);
+      expect(await hit.text()).toBe('');
+    }
+    const shorter = `${opaque.slice(0, -2)}"`;
+    for (const header of [`"stale", W/"older"`, `W/${shorter}, ${shorter}`, `W/"x${opaque.slice(1)}`, '']) {
+      const miss = await answer(header);
+      expect({ header, status: miss.status }).toEqual({ header, status: 200 });
+      expect(await miss.text()).toContain('data-table-region');
+    }
+    // HEAD is answered as GET is.
+    const head = (ifNoneMatch: string) =>
+      fetch(app.url + view, {
+        method: 'HEAD',
+        headers: {
+          Cookie: editor.cookieHeader(),
+          'X-Requested-With': 'XMLHttpRequest',
+          'If-None-Match': ifNoneMatch,
+        },
+      });
+    expect((await head(`"stale", ${opaque}`)).status).toBe(304);
+    expect((await head(`"stale"`)).status).toBe(200);
+  });
+
   it("does not answer 304 once the viewer's clock is another zone: the rows' times are written in it", async () => {
     editor.cookies.set('rivals_tz', 'UTC');
     const utc = await editor.get(view, { xhr: true });
