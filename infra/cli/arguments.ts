@@ -25,11 +25,19 @@ export const wholeNumber =
 const TIME_EXAMPLE = 'a date-time such as 2026-11-21T10:00:00Z';
 
 /** A time of day with no zone after it: `new Date` reads it in this machine's zone, a bare date in UTC. */
-const ZONELESS = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/i;
-/** What is accepted: a date, or a date and a time of day with its zone (Z or an offset). */
-const ZONED = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?))?$/i;
+const ZONELESS = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?$/i;
+/**
+ * What is accepted: a date, or a date and a time of day with its zone (Z or an offset). A fraction of a
+ * second may follow a full stop or a comma, as ISO 8601 allows both (`10:00:00,5Z`): the comma was read
+ * as a time with no zone, and the message asked for the Z that was there.
+ */
+const ZONED = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}([.,]\d+)?)?(Z|[+-]\d{2}(:?\d{2})?))?$/i;
 /** An offset of whole hours (ISO 8601's "+01"), which `new Date` does not read: written out as "+01:00". */
 const HOURS_ONLY_OFFSET = /([T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?[+-]\d{2})$/i;
+/** Ends in a zone, Z or an offset. */
+const WITH_ZONE = /\d(Z|[+-]\d{2}(:?\d{2})?)$/i;
+/** The comma before a fraction of a second (only one can be there once ZONED has matched). */
+const FRACTION_COMMA = /(?<=:\d{2}),(?=\d)/;
 
 /**
  * A date-time written out (a date at least): `new Date` alone would take "5" as the year 2001, and rolls
@@ -47,13 +55,15 @@ function dateTime(value: string, expected: string): Date {
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth) throw new InvalidArgumentError(expected);
   // Nothing else after the date: V8 also reads "2026-11-21 10:00 PM" and other forms in local time.
   if (!ZONED.test(text)) {
-    if (!ZONELESS.test(text) && !/^\d{4}-\d{2}-\d{2}[T ]/i.test(text))
+    // A zone is there but something before it is not a time (`10:00,5Z`): asking for a zone would mislead.
+    if ((!ZONELESS.test(text) && !/^\d{4}-\d{2}-\d{2}[T ]/i.test(text)) || WITH_ZONE.test(text))
       throw new InvalidArgumentError(expected);
     throw new InvalidArgumentError(
       'A time of day needs its time zone: add Z for UTC or an offset such as +01:00 (2026-11-21T10:00:00Z).',
     );
   }
-  const date = new Date(text.replace(HOURS_ONLY_OFFSET, '$1:00'));
+  // `new Date` reads the fraction after a full stop only.
+  const date = new Date(text.replace(FRACTION_COMMA, '.').replace(HOURS_ONLY_OFFSET, '$1:00'));
   const utcYear = date.getUTCFullYear();
   if (Number.isNaN(date.getTime()) || utcYear < 1 || utcYear > 9999) throw new InvalidArgumentError(expected);
   return date;

@@ -282,6 +282,21 @@ describe.each(databaseBackends)('operator commands, input space on %s', { timeou
     }
   });
 
+  it('a fraction of a second after a comma, as ISO 8601 allows, bounds the export as after a full stop', async () => {
+    // It was read as a time with no zone: "A time of day needs its time zone: add Z…" for a time ending in Z.
+    const now = new Date();
+    const comma = now.toISOString().replace('.', ',');
+    for (const flag of ['--from', '--to']) {
+      const withComma = await run(env, ['events:export', flag, comma]);
+      const withStop = await run(env, ['events:export', flag, now.toISOString()]);
+      expect(withComma.code, `${flag} ${comma}: ${withComma.stderr}`).toBe(0);
+      expect(withComma.stdout, `${flag} ${comma}`).toBe(withStop.stdout);
+      expect(withComma.stderr).toBe(withStop.stderr);
+    }
+    const toAll = await run(env, ['events:export', '--to', '2026-01-01T00:00:00,5Z']);
+    expect(toAll.code, toAll.stderr).toBe(0);
+  });
+
   it('--out - is standard output, not a file named "-" in the current folder', async () => {
     const dash = path.join(root, '-');
     try {

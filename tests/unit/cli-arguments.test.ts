@@ -42,6 +42,27 @@ describe('operator command arguments', () => {
     expect(() => isoTime('2026-11-21 10:00:00 PM')).toThrow(/time zone/);
   });
 
+  it('a fraction of a second may follow a comma, as ISO 8601 allows', () => {
+    // Read as a time of day with no zone, and refused asking for the Z that was there.
+    expect(isoTime('2026-01-01T00:00:00,5Z').toISOString()).toBe('2026-01-01T00:00:00.500Z');
+    expect(isoTime('2026-01-01 10:00:00,125+01:00').toISOString()).toBe('2026-01-01T09:00:00.125Z');
+    expect(isoTime('2026-01-01T10:00:00,25+01').toISOString()).toBe('2026-01-01T09:00:00.250Z');
+    expect(positionOrTime('2026-01-01T00:00:00,5Z')).toEqual({ time: new Date('2026-01-01T00:00:00.500Z') });
+    // Still a time of day without its zone, and still one fraction only.
+    expect(() => isoTime('2026-01-01T00:00:00,5')).toThrow(/time zone/);
+    for (const value of [
+      '2026-01-01T00:00:00,Z',
+      '2026-01-01T00:00,5Z',
+      '2026-01-01T00:00:00,5.5Z',
+      '2026-01-01,5',
+    ])
+      expect(() => isoTime(value), value).toThrow(InvalidArgumentError);
+    // A malformed time that has its zone is not asked for one.
+    expect(() => isoTime('2026-01-01T00:00,5Z')).toThrow(
+      new InvalidArgumentError('Expected a date-time such as 2026-11-21T10:00:00Z.'),
+    );
+  });
+
   it('whole numbers stay within their range', () => {
     expect(wholeNumber(1, 10)('7')).toBe(7);
     for (const value of ['0', '11', '2.5', 'lots']) expect(() => wholeNumber(1, 10)(value)).toThrow();
