@@ -11,6 +11,8 @@ import {
 
 export const auditSortColumns = ['time', 'actor', 'type', 'competitor'] as const;
 export type AuditSortColumn = (typeof auditSortColumns)[number];
+/** The order without a `sort` parameter: newest first. The table's header shows it as its sort. */
+export const auditDefaultSort = { column: 'time', direction: 'desc' } as const;
 
 const orderBy: Record<AuditSortColumn, { asc: string; desc: string }> = {
   time: { asc: 'at ASC, position ASC', desc: 'at DESC, position DESC' },
@@ -82,7 +84,7 @@ export async function listAudit(
   },
   pages?: SearchPageCache,
 ): Promise<{ rows: AuditRow[]; count: { value: number; exact: boolean }; page: number; lastPage: number }> {
-  const sort = query.sort ?? { column: 'time', direction: 'desc' };
+  const sort = query.sort ?? auditDefaultSort;
   if (!query.search) {
     const { rows, total, page, lastPage } = await indexedPage<AuditRow>(
       db,

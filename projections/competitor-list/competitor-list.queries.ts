@@ -13,6 +13,8 @@ import {
 
 export const competitorSortColumns = ['rank', 'name', 'segment', 'threat', 'updated'] as const;
 export type CompetitorSortColumn = (typeof competitorSortColumns)[number];
+/** The order without a `sort` parameter: by rank, first first. The table's header shows it as its sort. */
+export const competitorDefaultSort = { column: 'rank', direction: 'asc' } as const;
 
 /** Sort keys → SQL, from an allow-list only. Each ends in `id` so pages are stable. */
 const orderBy: Record<CompetitorSortColumn, { asc: string; desc: string }> = {
@@ -82,7 +84,7 @@ export async function listCompetitors(
   query: ListQuery,
   pages?: SearchPageCache,
 ): Promise<ListResult> {
-  const sort = query.sort ?? { column: 'rank', direction: 'asc' };
+  const sort = query.sort ?? competitorDefaultSort;
   if (!query.search && sort.column !== 'rank') {
     // Any page of the whole table, with its exact count, in one statement.
     const indexed = await indexedPage<DbRow>(
@@ -185,7 +187,7 @@ async function fetchPage(
   page: number,
 ): Promise<CompetitorRow[]> {
   const offset = (page - 1) * query.perPage;
-  const sort = query.sort ?? { column: 'rank', direction: 'asc' };
+  const sort = query.sort ?? competitorDefaultSort;
   // Searches sort only the matching keys and ids, then read the page's rows: a deep page of a large
   // match sorts narrow tuples instead of whole rows with their notes.
   const order = orderBy[sort.column][sort.direction];

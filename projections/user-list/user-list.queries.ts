@@ -48,6 +48,8 @@ export async function countUsers(db: Queryable): Promise<number> {
 
 export const userSortColumns = ['name', 'email', 'role', 'created'] as const;
 export type UserSortColumn = (typeof userSortColumns)[number];
+/** The order without a `sort` parameter: by name, A first. The table's header shows it as its sort. */
+export const userDefaultSort = { column: 'name', direction: 'asc' } as const;
 const orderBy: Record<UserSortColumn, string> = {
   name: 'lower(display_name)',
   email: 'lower(email)',
@@ -92,7 +94,7 @@ export async function listUsers(
   },
   pages?: SearchPageCache,
 ): Promise<{ rows: UserRow[]; total: number; page: number; lastPage: number }> {
-  const sort = query.sort ?? { column: 'name', direction: 'asc' };
+  const sort = query.sort ?? userDefaultSort;
   if (!query.search) {
     return indexedPage<UserRow>(db, pageIndexes[sort.column][sort.direction], columns, query);
   }

@@ -121,7 +121,8 @@ function screensOf(role: Role, id: string): Screen[] {
       path: `/competitors?search=${search}`,
       then: async (page) => {
         await page.locator('[data-sort-button="name"]').click();
-        await expect(page.locator('th[aria-sort="ascending"]')).toBeVisible();
+        // The rank column (the default order) reads ascending before the click: wait for the name column.
+        await expect(page.locator('th[aria-sort="ascending"]:has([data-sort-button="name"])')).toBeVisible();
       },
     },
     { name: 'competitors, page 3 of 10 a page', path: `/competitors?search=${search}&perPage=10&page=3` },

@@ -210,6 +210,8 @@ test.describe('data table on /competitors', () => {
       if (isRefresh(request)) refreshes.push(request);
     });
     await expect(header(page, 'name')).toHaveAttribute('aria-sort', 'none');
+    // Without a sort the rows are in the default order, by rank ascending, and its header says so.
+    await expect(header(page, 'rank')).toHaveAttribute('aria-sort', 'ascending');
     const initialNames = await cellTexts(page, 'Name');
     expect(initialNames).toHaveLength(15);
 
@@ -256,6 +258,25 @@ test.describe('data table on /competitors', () => {
     expect(refreshes).toHaveLength(steps.length);
     for (const request of refreshes) expect(request.headers()['x-requested-with']).toBe('XMLHttpRequest');
     expect(loads, 'no full page load').toEqual([]);
+  });
+
+  test("the default order's header reads as sorted and toggles to the other direction", async ({
+    page,
+    seeded,
+  }) => {
+    await signIn(page, seeded.url);
+    await openTable(page, seeded.url);
+    await expect(header(page, 'rank')).toHaveAttribute('aria-sort', 'ascending');
+    const ascending = await rowIds(page);
+    // Shown ascending, so the click asks for descending (it asked for rank:asc, the order already shown).
+    await page.locator('[data-sort-button="rank"]').click();
+    await expectUrlState(page, { search: '', sort: 'rank:desc', page: 1, perPage: 15 });
+    await expect(header(page, 'rank')).toHaveAttribute('aria-sort', 'descending');
+    await expect.poll(() => rowIds(page)).not.toEqual(ascending);
+    await page.locator('[data-sort-button="rank"]').click();
+    await expectUrlState(page, { search: '', sort: 'rank:asc', page: 1, perPage: 15 });
+    await expect(header(page, 'rank')).toHaveAttribute('aria-sort', 'ascending');
+    await expect.poll(() => rowIds(page)).toEqual(ascending);
   });
 
   test('a pagination link refreshes the table without a page navigation', async ({ page, seeded }) => {
@@ -642,7 +663,10 @@ test.describe('data table on /competitors', () => {
     await openTable(page, seeded.url, '?sort=password:asc&page=-4&perPage=7');
     expect(await regionState(page)).toEqual({ search: '', sort: '', page: 1, perPage: 15 });
     await expect(rows(page)).toHaveCount(15);
-    for (const column of ['rank', 'name', 'segment', 'threat', 'updated'])
+    // The default order (by rank, ascending) is what the headers show; changed on purpose: every column
+    // read `none` while the rows were in rank order.
+    await expect(header(page, 'rank')).toHaveAttribute('aria-sort', 'ascending');
+    for (const column of ['name', 'segment', 'threat', 'updated'])
       await expect(header(page, column)).toHaveAttribute('aria-sort', 'none');
     await expect(currentPage(page)).toHaveText('1');
 

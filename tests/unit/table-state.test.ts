@@ -3,6 +3,7 @@ import { pageWindow } from '#web/components/pagination.tsx';
 import {
   nextSort,
   parseTableState,
+  shownSort,
   sortedBy,
   toQueryString,
 } from '#web/components/data-table/table-state.ts';
@@ -26,6 +27,20 @@ describe('table state (docs/behaviour.md §1, §3)', () => {
     const deep = { search: 'works', sort: 'rank:asc', page: 7, perPage: 25 };
     expect(sortedBy(deep, 'name')).toEqual({ search: 'works', sort: 'name:asc', page: 1, perPage: 25 });
     expect(sortedBy({ ...deep, sort: 'name:asc' }, 'name')).toEqual({ ...deep, sort: 'name:desc', page: 1 });
+  });
+
+  it("without a sort, toggling starts from the table's default order, which the header shows", () => {
+    const natural = { search: '', sort: '', page: 3, perPage: 15 };
+    // Shown ascending (rank:asc) or descending (time:desc): the header asks for the other direction.
+    expect(sortedBy(natural, 'rank', 'rank:asc')).toEqual({ ...natural, sort: 'rank:desc', page: 1 });
+    expect(sortedBy(natural, 'time', 'time:desc')).toEqual({ ...natural, sort: 'time:asc', page: 1 });
+    expect(sortedBy(natural, 'name', 'rank:asc')).toEqual({ ...natural, sort: 'name:asc', page: 1 });
+    // A sort given overrides the default.
+    expect(sortedBy({ ...natural, sort: 'name:asc' }, 'rank', 'rank:asc')).toMatchObject({
+      sort: 'rank:asc',
+    });
+    expect(shownSort(natural, 'time:desc')).toBe('time:desc');
+    expect(shownSort({ sort: 'name:asc' }, 'time:desc')).toBe('name:asc');
   });
 
   it('turns invalid parameters into valid ones instead of an error', () => {

@@ -40,6 +40,11 @@ export interface DataTableProps<Row> {
    * (web/realtime/audit-feed.server.ts); `never`.
    */
   liveRefresh: 'rows' | 'audit' | 'never';
+  /**
+   * The order the table's query uses without a `sort` parameter (its projection's default): its header
+   * reads as sorted (aria-sort, the arrow) and toggles from it, as when that sort is asked for by name.
+   */
+  defaultSort: { column: string; direction: 'asc' | 'desc' };
 }
 
 export const formatCount = (count: ResultCount): string =>
@@ -74,6 +79,7 @@ export function tableSummary(
 export function DataTable<Row>(props: DataTableProps<Row>): ReactElement {
   const { id, path, noun, state, columns, rows, count, lastPage } = props;
   const summary = tableSummary(state, columns, count, noun);
+  const defaultSort = `${props.defaultSort.column}:${props.defaultSort.direction}`;
   return (
     <section
       className="data-table"
@@ -82,6 +88,7 @@ export function DataTable<Row>(props: DataTableProps<Row>): ReactElement {
       data-path={path}
       data-state={JSON.stringify(state)}
       data-live-refresh={props.liveRefresh}
+      data-default-sort={defaultSort}
     >
       <Island
         name="table-toolbar"
@@ -123,6 +130,7 @@ export function DataTable<Row>(props: DataTableProps<Row>): ReactElement {
                         column={column.sort}
                         label={column.label}
                         className={column.className}
+                        defaultSort={defaultSort}
                       />
                     ) : (
                       <th key={column.key} scope="col" className={column.className}>

@@ -1,4 +1,4 @@
-import { sortedBy, sortOf, type TableState } from './table-state.ts';
+import { shownSort, sortedBy, sortOf, type TableState } from './table-state.ts';
 
 /**
  * A sortable column header: a real button in a tiny GET form, so it is keyboard reachable and works
@@ -10,12 +10,14 @@ export function SortHeader(props: {
   column: string;
   label: string;
   className?: string;
+  /** The table's order without a `sort` (`column:asc|desc`): its column reads as sorted that way. */
+  defaultSort: string;
 }) {
-  const { path, state, column, label } = props;
-  const sort = sortOf(state);
+  const { path, state, column, label, defaultSort } = props;
+  const sort = sortOf({ sort: shownSort(state, defaultSort) });
   const active = sort?.column === column ? sort.direction : undefined;
   const ariaSort = active === 'asc' ? 'ascending' : active === 'desc' ? 'descending' : 'none';
-  const next = sortedBy(state, column);
+  const next = sortedBy(state, column, defaultSort);
   return (
     <th scope="col" aria-sort={ariaSort} className={props.className}>
       <form method="get" action={path} data-sort-form data-sort={column}>

@@ -59,12 +59,20 @@ export function nextSort(current: string, column: string): string {
 }
 
 /**
+ * The order the rows are in: the state's sort, or without one the table's default order (`column:asc|desc`,
+ * the one its query falls back on). Headers show this one, so the default column reads as sorted.
+ */
+export const shownSort = (state: Pick<TableState, 'sort'>, defaultSort = ''): string =>
+  state.sort || defaultSort;
+
+/**
  * The table after choosing `column`'s header: the next sort, from page 1. A new order makes the old page
  * number meaningless (page 7 of names is not where page 7 of ranks was), so a sort change starts over, as a
- * search or page-size change does (docs/behaviour.md §3, our choice).
+ * search or page-size change does (docs/behaviour.md §3, our choice). Toggling starts from the order shown:
+ * the header of the default column (shown as sorted without a `sort`) goes to its other direction.
  */
-export function sortedBy(state: TableState, column: string): TableState {
-  return { ...state, sort: nextSort(state.sort, column), page: 1 };
+export function sortedBy(state: TableState, column: string, defaultSort = ''): TableState {
+  return { ...state, sort: nextSort(shownSort(state, defaultSort), column), page: 1 };
 }
 
 export function sortOf(

@@ -1,4 +1,4 @@
-import type { AuditRow } from '#projections/audit-log/audit-log.queries.ts';
+import { auditDefaultSort, type AuditRow } from '#projections/audit-log/audit-log.queries.ts';
 import { DataTable, type Column, type ResultCount } from '../../components/data-table/data-table.tsx';
 import type { TableState } from '../../components/data-table/table-state.ts';
 import { formatTime } from '../../components/format.ts';
@@ -41,6 +41,7 @@ export function AuditTable(props: AuditProps) {
   return (
     <DataTable
       liveRefresh="audit"
+      defaultSort={auditDefaultSort}
       id="audit-table"
       path="/audit"
       noun="events"

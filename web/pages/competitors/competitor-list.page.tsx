@@ -1,4 +1,7 @@
-import type { ListResult } from '#projections/competitor-list/competitor-list.queries.ts';
+import {
+  competitorDefaultSort,
+  type ListResult,
+} from '#projections/competitor-list/competitor-list.queries.ts';
 import { DataTable } from '../../components/data-table/data-table.tsx';
 import { TableFragment } from '../../table-route.server.tsx';
 import { toQueryString, type TableState } from '../../components/data-table/table-state.ts';
@@ -18,6 +21,7 @@ export function CompetitorTable({ page, state, result }: CompetitorListProps) {
   return (
     <DataTable
       liveRefresh="rows"
+      defaultSort={competitorDefaultSort}
       id="competitors-table"
       path="/competitors"
       noun="competitors"

@@ -1,5 +1,5 @@
 import { roles } from '#events/user/fields.ts';
-import type { UserRow } from '#projections/user-list/user-list.queries.ts';
+import { userDefaultSort, type UserRow } from '#projections/user-list/user-list.queries.ts';
 import { DataTable, type Column } from '../../components/data-table/data-table.tsx';
 import type { TableState } from '../../components/data-table/table-state.ts';
 import { CommandKeyField, CsrfField, Field, FormError, firstInvalid } from '../../components/form-field.tsx';
@@ -80,6 +80,7 @@ export function UsersTable({ page, state, rows, total, lastPage }: UsersProps) {
   return (
     <DataTable
       liveRefresh="never"
+      defaultSort={userDefaultSort}
       id="users-table"
       path="/users"
       noun="users"
