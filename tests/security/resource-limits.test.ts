@@ -4,6 +4,7 @@ import type { Socket as NetSocket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MAX_PENDING_PER_ADDRESS } from '#web/realtime/handshake-quota.server.ts';
 import { bindSocketToSession } from '#web/realtime/socket-session.server.ts';
+import { MAX_SOCKET_MESSAGE_BYTES } from '#web/realtime/realtime.server.ts';
 import { MAX_SOCKETS_PER_USER } from '#web/realtime/socket-quota.server.ts';
 import type { TestClient } from '#tests/support/test-client.ts';
 import {
@@ -111,6 +112,43 @@ describe.each(securityBackends)('resource limits on %s', (backend) => {
     const again = app.socket({ cookie: editor.cookieHeader() });
     expect(await handshakeResult(again)).toEqual({ connected: true, message: '' });
     again.disconnect();
+  });
+
+  it('a socket message larger than our client ever sends closes that connection only, at a limit far above what it sends', async () => {
+    // What our client sends, measured: the join (CONNECT) is all it writes; heartbeat answers are 1 byte.
+    const sent: number[] = [];
+    const socket = app.socket({ cookie: editor.cookieHeader() });
+    socket.io.engine.on('packetCreate', (packet: { type: string; data?: string | Buffer }) => {
+      // Engine.IO writes a message as its type digit, then its data.
+      if (packet.type === 'message') sent.push(1 + Buffer.byteLength(packet.data ?? ''));
+    });
+    expect(await handshakeResult(socket)).toEqual({ connected: true, message: '' });
+    expect(sent.length).toBeGreaterThan(0);
+    expect(Math.max(...sent) * 1_000).toBeLessThanOrEqual(MAX_SOCKET_MESSAGE_BYTES);
+    expect(MAX_SOCKET_MESSAGE_BYTES).toBeLessThanOrEqual(64 * 1024);
+
+    const other = app.socket({ cookie: editor.cookieHeader() });
+    expect(await handshakeResult(other)).toEqual({ connected: true, message: '' });
+    const outcome = (target: typeof socket) =>
+      Promise.race([
+        new Promise<string>((resolve) => target.once('disconnect', resolve)),
+        new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 1_500)),
+      ]);
+    // Within the limit (with room for the framing): read and ignored, as any event of no use to us.
+    const small = outcome(socket);
+    socket.emit('note', 'x'.repeat(MAX_SOCKET_MESSAGE_BYTES - 64));
+    expect(await small).toBe('still open');
+    // Over it (far below Socket.IO's 1 MB default): the connection is closed, not read on.
+    const big = outcome(socket);
+    socket.emit('note', 'x'.repeat(256 * 1024));
+    expect(await big).toBe('transport close');
+    // Only that one: the user's other socket stays, and a new one connects.
+    expect(other.connected).toBe(true);
+    expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+    const again = app.socket({ cookie: editor.cookieHeader() });
+    expect(await handshakeResult(again)).toEqual({ connected: true, message: '' });
+    expect(other.connected).toBe(true);
+    for (const s of [socket, other, again]) s.disconnect();
   });
 
   /** A bare WebSocket upgrade of /socket.io, as anyone can send it: no cookie, and it never asks to join. */

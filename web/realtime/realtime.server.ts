@@ -25,6 +25,15 @@ export const AUDIT_ROOM = 'audit';
 /** Sent to browsers that may have missed broadcasts: they compare positions and refetch if behind. */
 export const RESYNC_EVENT = 'resync';
 
+/**
+ * The largest message a socket may send, in bytes. Our client sends only the join (the CONNECT packet
+ * `40`, 2 bytes: no auth payload, no events) and heartbeat answers (`3`); the most a proper one sends is
+ * a handful of bytes, so 16 kB is thousands of times that. Socket.IO's default, 1 MB, let each
+ * connection make the server take in and parse a megabyte per message. A larger message closes that
+ * connection only (WebSocket close 1009, "message too big"), before it is read whole.
+ */
+export const MAX_SOCKET_MESSAGE_BYTES = 16 * 1024;
+
 export interface SocketData {
   user?: SessionUser;
   /** The session row this socket lives by: sign-out, expiry, disable or a role change reach it. */
@@ -88,6 +97,8 @@ export function createRealtime(options: {
         // A connection that never asks to join (Socket.IO's default waits 45 s) holds a file descriptor
         // without a session: anyone could pile them up. Our client asks at once.
         connectTimeout: 10_000,
+        // Messages above what our client sends close their connection (MAX_SOCKET_MESSAGE_BYTES).
+        maxHttpBufferSize: MAX_SOCKET_MESSAGE_BYTES,
         // …and one address may hold only so many of those at once (handshake-quota.server.ts).
         allowRequest: (request, callback) => handshakes.allowRequest(request, callback),
         // No binary packets: their attachments were held until complete (text-only-parser.server.ts).
