@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Context, Middleware, Next } from 'koa';
@@ -46,12 +47,37 @@ export const bodyLimits = {
  * missing form token, with advice (reload the page) that cannot help.
  */
 export const readableBodiesOnly: Middleware = (ctx, next) => {
-  if (ctx.is() !== null && !ctx.is('json', 'urlencoded'))
+  if (ctx.is() !== null && !ctx.is('json', 'urlencoded')) {
+    closeAfterAnswer(ctx.req, ctx.res);
     throw new UnsupportedMediaTypeError(
       'Send forms as application/x-www-form-urlencoded and calls as application/json; other bodies (such as file uploads) are not accepted.',
     );
+  }
   return next();
 };
+
+/** How long a refused body's connection stays half-closed after its answer, before it is closed. */
+export const REFUSED_BODY_LINGER_MS = 2_000;
+
+/**
+ * After the answer to a body refused before it was read whole (too large, a type or coding not read):
+ * the connection closes (`Connection: close`) and nothing more of the body is read. The rest was read
+ * and dropped, so a client sending slowly held the connection until the request timeout (30 s), and a
+ * large upload was taken in whole only to be refused. Once the answer is written the server ends its
+ * side and stops reading; the socket is closed for good a little later, not at once: closed with the
+ * client still sending, the reset can erase the answer before the client reads it (RFC 9112 §9.6).
+ */
+export function closeAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+  if (req.complete || res.headersSent) return;
+  // Node writes `Connection: close` and, once the answer is written, calls the socket's destroySoon.
+  res.shouldKeepAlive = false;
+  const socket = req.socket as Socket & { destroySoon?: () => void };
+  socket.destroySoon = () => {
+    socket.pause();
+    socket.end();
+    setTimeout(() => socket.destroy(), REFUSED_BODY_LINGER_MS).unref();
+  };
+}
 
 /** The methods whose body the parser reads (koa-body's default). */
 const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -70,7 +96,13 @@ export async function utf8Body(
 ): Promise<void> {
   const kind = PARSED_METHODS.has(ctx.method) ? ctx.is('json', 'urlencoded') : false;
   if (!kind) return parse(ctx, next) as Promise<void>;
-  const bytes = await readBytes(ctx.req, kind === 'json' ? limits.json : limits.form);
+  let bytes: Buffer;
+  try {
+    bytes = await readBytes(ctx.req, kind === 'json' ? limits.json : limits.form);
+  } catch (error) {
+    closeAfterAnswer(ctx.req, ctx.res);
+    throw error;
+  }
   if (!isUtf8(bytes)) throw new ValidationError(notUtf8Message(bytes));
   const original = ctx.req;
   const checked = Object.assign(Readable.from([bytes]), {
@@ -115,11 +147,9 @@ function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
     let size = 0;
     let sent = 0;
     let settled = false;
-    // Stops keeping what comes: the rest is read and dropped, not inflated (Node does not drain a body
-    // that was read from: left paused, the connection hung after the answer until the keep-alive timeout
-    // reset it, the client's upload with it, and a request after it on the connection was never answered).
-    // The server's request timeout ends a body that never ends. The error listener stays: a
-    // decompressor's later error must not be an unhandled one.
+    // Stops reading: the rest is not read (the caller closes the connection after the answer,
+    // closeAfterAnswer), nor inflated. The error listener stays: a decompressor's later error must not be
+    // an unhandled one.
     const stop = (error: Error) => {
       if (settled) return;
       settled = true;
@@ -130,7 +160,7 @@ function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
         req.unpipe(inflater);
         inflater.destroy();
       }
-      req.resume();
+      req.pause();
       reject(error);
     };
     const unreadable = () => stop(new ValidationError('The request body could not be read.'));
