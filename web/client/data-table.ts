@@ -18,14 +18,11 @@ export class DataTableController {
   private shown: TableState;
   private inFlight: AbortController | undefined;
   private readonly path: string;
-  /** The table's order without a `sort`, which its header shows as sorted: toggling starts from it. */
-  private readonly defaultSort: string;
 
   constructor(private readonly root: HTMLElement) {
     this.state = JSON.parse(root.dataset.state ?? '{}') as TableState;
     this.shown = this.state;
     this.path = root.dataset.path ?? location.pathname;
-    this.defaultSort = root.dataset.defaultSort ?? '';
     root.addEventListener('click', (event) => this.onClick(event));
     root.addEventListener('submit', (event) => this.onSubmit(event));
     root.addEventListener(tableEvents.request, (event) => {
@@ -41,7 +38,7 @@ export class DataTableController {
 
   /** docs/behaviour.md §3: choosing a column sorts it, toggling asc → desc, from page 1; each change refreshes. */
   sortBy(column: string): Promise<void> {
-    return this.update(sortedBy(this.state, column, this.defaultSort));
+    return this.update(sortedBy(this.state, column));
   }
 
   gotoPage(page: number): Promise<void> {

@@ -42,7 +42,7 @@ export interface DataTableProps<Row> {
   liveRefresh: 'rows' | 'audit' | 'never';
   /**
    * The order the table's query uses without a `sort` parameter (its projection's default): its header
-   * reads as sorted (aria-sort, the arrow) and toggles from it, as when that sort is asked for by name.
+   * reads as sorted (aria-sort, the arrow). Choosing it sorts ascending, as the seed says of any first choice.
    */
   defaultSort: { column: string; direction: 'asc' | 'desc' };
 }
@@ -88,7 +88,6 @@ export function DataTable<Row>(props: DataTableProps<Row>): ReactElement {
       data-path={path}
       data-state={JSON.stringify(state)}
       data-live-refresh={props.liveRefresh}
-      data-default-sort={defaultSort}
     >
       <Island
         name="table-toolbar"

@@ -17,7 +17,7 @@ export function SortHeader(props: {
   const sort = sortOf({ sort: shownSort(state, defaultSort) });
   const active = sort?.column === column ? sort.direction : undefined;
   const ariaSort = active === 'asc' ? 'ascending' : active === 'desc' ? 'descending' : 'none';
-  const next = sortedBy(state, column, defaultSort);
+  const next = sortedBy(state, column);
   return (
     <th scope="col" aria-sort={ariaSort} className={props.className}>
       <form method="get" action={path} data-sort-form data-sort={column}>

@@ -68,11 +68,12 @@ export const shownSort = (state: Pick<TableState, 'sort'>, defaultSort = ''): st
 /**
  * The table after choosing `column`'s header: the next sort, from page 1. A new order makes the old page
  * number meaningless (page 7 of names is not where page 7 of ranks was), so a sort change starts over, as a
- * search or page-size change does (docs/behaviour.md §3, our choice). Toggling starts from the order shown:
- * the header of the default column (shown as sorted without a `sort`) goes to its other direction.
+ * search or page-size change does (docs/behaviour.md §3, our choice). Toggling follows the seed to the
+ * letter: from the `sort` chosen, so without one the first choice of any column, the default order's
+ * included, is ascending ("Any other case sets ascending").
  */
-export function sortedBy(state: TableState, column: string, defaultSort = ''): TableState {
-  return { ...state, sort: nextSort(shownSort(state, defaultSort), column), page: 1 };
+export function sortedBy(state: TableState, column: string): TableState {
+  return { ...state, sort: nextSort(state.sort, column), page: 1 };
 }
 
 export function sortOf(
