@@ -33,6 +33,7 @@ import { LARGE_BODY_LIMIT, largeBodyComponents } from './component-protocol/regi
 import { orderingRoutes } from './pages/ordering/ordering.routes.server.tsx';
 import { competitorFormRoutes } from './pages/competitors/competitor-form.routes.server.tsx';
 import { competitorListRoutes } from './pages/competitors/competitor-list.routes.server.tsx';
+import { noteFormRoutes } from './pages/competitors/note-form.routes.server.tsx';
 import { loginRoutes } from './pages/login/login.routes.server.tsx';
 import { staleSignInForms } from './pages/login/stale-sign-in.server.tsx';
 import { staleSignOutForms } from './pages/login/stale-sign-out.server.tsx';
@@ -49,6 +50,7 @@ const pageRoutes: readonly RouteDef[] = [
   ...loginRoutes,
   ...competitorFormRoutes,
   ...competitorListRoutes,
+  ...noteFormRoutes,
   ...userRoutes,
   ...setPasswordRoutes,
   ...accountRoutes,

@@ -1,5 +1,6 @@
 import { type z } from 'zod';
 import { NotFoundError, ValidationError } from '#infra/errors.ts';
+import { noteColumns } from '#events/competitor/fields.ts';
 import { fieldErrors } from './zod-form.server.ts';
 
 /**
@@ -45,6 +46,11 @@ const routeParameters: Record<
     canonical: (value) => value.toLowerCase(),
   },
   component: { pattern: /^[a-z0-9-]{1,64}$/, notFound: 'There is no such component.' },
+  // A competitor's note: one of its four note columns (the note form for browsers without JavaScript).
+  column: {
+    pattern: new RegExp(`^(${noteColumns.join('|')})$`),
+    notFound: 'There is no such note: a competitor has strengths, weaknesses, pricing and general notes.',
+  },
   // A dead letter's row id (a bigint: 18 digits always fit), without leading zeros.
   letterId: {
     pattern: /^\d{1,18}$/,

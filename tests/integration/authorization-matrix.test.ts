@@ -121,13 +121,13 @@ describe.each(databaseBackends)('authorization matrix (%s)', (backend) => {
     ]);
   }
 
-  /** The concrete path of a route: `:id` becomes a real competitor or user id. */
+  /** The concrete path of a route: `:id` becomes a real competitor or user id, `:column` a note column. */
   function pathOf(def: RouteDef): string {
     if (def.path === '/competitors/:id/delete') return `/competitors/${targets.doomedCompetitor}/delete`;
     if (/^\/users\/:id\/(disable|enable)$/.test(def.path))
       return def.path.replace(':id', targets.throwawayUser);
     if (def.path.startsWith('/users/:id')) return def.path.replace(':id', targets.user);
-    return def.path.replace(':id', targets.competitor);
+    return def.path.replace(':id', targets.competitor).replace(':column', 'strengths');
   }
 
   /**
@@ -169,6 +169,7 @@ describe.each(databaseBackends)('authorization matrix (%s)', (backend) => {
       'POST /logout': [302, '/login'],
       'POST /competitors/new': [400],
       'POST /competitors/:id/edit': [400],
+      'POST /competitors/:id/notes/:column': [400],
       'POST /competitors/:id/delete': [302, '/competitors'],
       'POST /users': [400],
       'POST /users/:id/role': [400],

@@ -26,9 +26,12 @@ describe.each(securityBackends)('what may be cached, on %s', (backend) => {
     expect(competitorId).not.toBe('');
     const paths = appRoutes
       .filter((def) => def.method === 'GET')
-      // A user's page names a user (another one: your own forwards to /account), the rest a competitor.
+      // A user's page names a user (another one: your own forwards to /account), the rest a competitor;
+      // a note's page, one of its note columns.
       .map((def) =>
-        def.path.replace(':id', def.path.startsWith('/users/') ? app.userIds.editor : competitorId),
+        def.path
+          .replace(':id', def.path.startsWith('/users/') ? app.userIds.editor : competitorId)
+          .replace(':column', 'strengths'),
       );
     expect(paths).toContain('/competitors');
     for (const path of paths) {

@@ -4,7 +4,7 @@ import { can } from '#events/user/permissions.ts';
 import { Layout } from '../layout.tsx';
 import type { PageContext } from '../page-context.ts';
 import { formatTime, type TimePrecision } from '../../components/format.ts';
-import { noteLabels, safeHref, ThreatBadge } from './competitor-table.tsx';
+import { noteFormPath, noteLabels, safeHref, ThreatBadge } from './competitor-table.tsx';
 
 /** The battlecard's body; also used for the historical "as of" view. */
 export function Battlecard({
@@ -64,8 +64,11 @@ export function Battlecard({
               <h2 id={`note-${column}`}>
                 {noteLabels[column]}
                 {canEditNotes && (
+                  // A submit of the form below: without JavaScript it opens the note's own page; with it,
+                  // the notes dialog opens instead (web/client/notes-dialog.ts prevents the submit).
                   <button
-                    type="button"
+                    type="submit"
+                    form={`note-form-${column}`}
                     className="button button--small no-print"
                     data-note
                     data-competitor-id={c.id}
@@ -79,6 +82,9 @@ export function Battlecard({
                   </button>
                 )}
               </h2>
+              {canEditNotes && (
+                <form id={`note-form-${column}`} method="get" action={noteFormPath(c.id, column)} hidden />
+              )}
               {text ? (
                 <p className="note-card__text" data-note-text>
                   {text}

@@ -13,6 +13,10 @@ export const noteLabels: Record<NoteColumn, string> = {
   general: 'General',
 };
 
+/** Where a note's Edit button leads without JavaScript: the notes dialog (seed §5) as a plain form. */
+export const noteFormPath = (competitorId: string, column: NoteColumn) =>
+  `/competitors/${competitorId}/notes/${column}`;
+
 /** Only http(s) addresses become links; anything else is shown as text. */
 export const safeHref = (url: string | null): string | undefined =>
   url && /^https?:\/\//i.test(url) ? url : undefined;
@@ -29,21 +33,29 @@ export function NoteIndicators({ row, canEdit }: { row: CompetitorRow; canEdit: 
         const label = `${noteLabels[column]} note${has ? '' : ' (empty)'} for ${row.name}`;
         return (
           <li key={column}>
-            <button
-              type="button"
-              className={`note-indicator${has ? ' note-indicator--filled' : ''}`}
-              data-note
-              data-competitor-id={row.id}
-              data-column={column}
-              data-version={row.noteMeta[column]?.version ?? 0}
-              data-value={row.notes[column]}
-              data-can-edit={canEdit ? 'true' : 'false'}
-              aria-label={label}
-              title={has ? cutAtCharacter(row.notes[column], 200) : `No ${column} note`}
-              disabled={!has && !canEdit}
+            {/* Without JavaScript the button opens the note: its own page to edit it, or the battlecard
+                showing it; with it, the notes dialog opens instead (web/client/notes-dialog.ts). */}
+            <form
+              className="note-indicator__form"
+              method="get"
+              action={canEdit ? noteFormPath(row.id, column) : `/competitors/${row.id}#note-${column}`}
             >
-              {noteLabels[column].charAt(0)}
-            </button>
+              <button
+                type="submit"
+                className={`note-indicator${has ? ' note-indicator--filled' : ''}`}
+                data-note
+                data-competitor-id={row.id}
+                data-column={column}
+                data-version={row.noteMeta[column]?.version ?? 0}
+                data-value={row.notes[column]}
+                data-can-edit={canEdit ? 'true' : 'false'}
+                aria-label={label}
+                title={has ? cutAtCharacter(row.notes[column], 200) : `No ${column} note`}
+                disabled={!has && !canEdit}
+              >
+                {noteLabels[column].charAt(0)}
+              </button>
+            </form>
           </li>
         );
       })}
