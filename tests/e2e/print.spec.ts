@@ -36,3 +36,21 @@ test('printing shows only the battlecard, opens the print dialog, restores the p
   expect(await page.evaluate(() => (window as { __beforeReload?: boolean }).__beforeReload)).toBeUndefined();
   await expect(page.getByRole('button', { name: 'Sign out' })).toBeVisible();
 });
+
+test('without JavaScript the battlecard offers no Print button that would do nothing (helper-72)', async ({
+  browser,
+  server,
+}) => {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  try {
+    const page = await context.newPage();
+    await signIn(page, server.url);
+    await page.getByRole('link', { name: 'Northwind Analytics', exact: true }).click();
+    await expect(page.getByRole('heading', { level: 1, name: 'Northwind Analytics' })).toBeVisible();
+    // The card's other actions are still there; only the one that needs a script is not.
+    await expect(page.getByRole('link', { name: 'History' })).toBeVisible();
+    await expect(page.getByRole('button', { name: 'Print battlecard' })).toBeHidden();
+  } finally {
+    await context.close();
+  }
+});

@@ -4,6 +4,8 @@
  * `.no-print` (the element's own buttons) is left out of the copy, so the printed page holds only what prints.
  */
 export function installPrint(): void {
+  // Print buttons are shown only from here on (web/styles/app.css): without JavaScript they did nothing.
+  document.documentElement.setAttribute('data-can-print', '');
   document.addEventListener('click', (event) => {
     const button = (event.target as Element).closest<HTMLElement>('[data-print]');
     if (!button) return;
