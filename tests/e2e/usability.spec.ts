@@ -366,3 +366,44 @@ test.describe('space between a page header, its buttons and what follows', () =>
     });
   }
 });
+
+test('the ranking and the board offer grips and drag help only where dragging works; without JavaScript, the move buttons (helper-72)', async ({
+  browser,
+  server,
+}) => {
+  const cases = [
+    { path: '/ranking', help: '#ranking-help' },
+    { path: '/segments', help: '#board-help' },
+  ];
+  const noScript = await browser.newContext({ javaScriptEnabled: false });
+  const withScript = await browser.newContext();
+  try {
+    const bare = await noScript.newPage();
+    await signIn(bare, server.url);
+    const full = await withScript.newPage();
+    await signIn(full, server.url);
+    for (const { path, help } of cases) {
+      await bare.goto(`${server.url}${path}`);
+      // Grips that would do nothing are not offered, and the help names what does work.
+      await expect(bare.locator('[data-drag-handle]').first()).toBeAttached();
+      expect(await bare.locator('[data-drag-handle]:visible').count(), path).toBe(0);
+      // What is on screen (innerText leaves out what is not shown).
+      const bareHelp = await bare.locator(help).innerText();
+      expect(bareHelp, path).toMatch(/with its ↑ and ↓ buttons; each move is saved at once\./);
+      expect(bareHelp, path).not.toContain('Drag');
+
+      await gotoReady(full, `${server.url}${path}`);
+      await expect(full.locator('[data-sortable][data-enhanced]'), path).toBeAttached();
+      // Every grip is shown (however many competitors other tests on this server added).
+      const grips = await full.locator('[data-drag-handle]').count();
+      expect(grips, path).toBeGreaterThan(0);
+      await expect(full.locator('[data-drag-handle]:visible'), path).toHaveCount(grips);
+      const fullHelp = await full.locator(help).innerText();
+      expect(fullHelp, path).toContain('Drag a competitor');
+      expect(fullHelp, path).not.toContain('each move is saved at once');
+    }
+  } finally {
+    await noScript.close();
+    await withScript.close();
+  }
+});

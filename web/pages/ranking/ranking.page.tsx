@@ -51,8 +51,13 @@ export function RankingPage({ page, view }: { page: PageContext; view: RankingVi
         )}
         {sortable && total > 0 && (
           <p id="ranking-help" className="field__hint">
-            Drag a competitor by its grip, or focus the grip and press ↑ or ↓ (Home: to the top, End: to the
-            bottom). The order is saved when you drop.
+            <span data-drag-help>
+              Drag a competitor by its grip, or focus the grip and press ↑ or ↓ (Home: to the top, End: to the
+              bottom). The order is saved when you drop.
+            </span>
+            <span data-move-help>
+              Move a competitor with its ↑ and ↓ buttons; each move is saved at once.
+            </span>
           </p>
         )}
         {!can(page.user?.role, 'ranking.reorder') && <ReadOnlyHint what="the ranking" />}

@@ -32,8 +32,13 @@ export function SegmentsPage({ page, view }: { page: PageContext; view: BoardVie
       <h1>Segments</h1>
       {sortable && (
         <p id="board-help" className="field__hint">
-          Drag a competitor or a segment by its grip, or focus a grip and press ↑ or ↓ (Home: to the top); ←
-          and → move a competitor to the previous or next segment. The board is saved when you drop.
+          <span data-drag-help>
+            Drag a competitor or a segment by its grip, or focus a grip and press ↑ or ↓ (Home: to the top); ←
+            and → move a competitor to the previous or next segment. The board is saved when you drop.
+          </span>
+          <span data-move-help>
+            Move a competitor or a segment with its ↑ and ↓ buttons; each move is saved at once.
+          </span>
         </p>
       )}
       {!can(page.user?.role, 'segments.reorder') && <ReadOnlyHint what="the board" />}
