@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Browser, Page } from '@playwright/test';
 import { addCompetitor, deleteCompetitor, putNote } from './support/competitors.ts';
 import { expect, test } from './support/fixtures.ts';
 import { signIn } from './support/sign-in.ts';
@@ -11,16 +12,31 @@ import { signIn } from './support/sign-in.ts';
 
 const unique = (prefix: string) => `${prefix} ${randomBytes(4).toString('hex')}`;
 
+/** Signed in, in a browser without JavaScript, with a competitor of its own (deleted afterwards). */
+async function withNoScriptCompetitor(
+  browser: Browser,
+  url: string,
+  prefix: string,
+  body: (page: Page, competitor: { id: string; name: string }) => Promise<void>,
+): Promise<void> {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await signIn(page, url);
+  const name = unique(prefix);
+  const id = await addCompetitor(page, url, name);
+  try {
+    await body(page, { id, name });
+  } finally {
+    await deleteCompetitor(page, url, id);
+    await context.close();
+  }
+}
+
 test('without JavaScript, a note is edited from the battlecard in a plain form with the dialog’s words', async ({
   browser,
   server,
 }) => {
-  const context = await browser.newContext({ javaScriptEnabled: false });
-  const page = await context.newPage();
-  await signIn(page, server.url);
-  const name = unique('No-script Notes');
-  const id = await addCompetitor(page, server.url, name);
-  try {
+  await withNoScriptCompetitor(browser, server.url, 'No-script Notes', async (page, { id, name }) => {
     await page.goto(`${server.url}/competitors/${id}`);
     await page.getByRole('button', { name: 'Edit strengths note' }).click();
     await expect(page).toHaveTitle(`Strengths note of ${name} · Rivals`);
@@ -42,22 +58,14 @@ test('without JavaScript, a note is edited from the battlecard in a plain form w
     await page.goto(`${server.url}/competitors?search=${encodeURIComponent(name)}`);
     await page.getByRole('button', { name: `Strengths note for ${name}` }).click();
     await expect(page.getByLabel('Enter competitor notes')).toHaveValue('Fast onboarding, no script needed.');
-  } finally {
-    await deleteCompetitor(page, server.url, id);
-    await context.close();
-  }
+  });
 });
 
 test('without JavaScript, a note saved meanwhile by someone else is shown, and Save again replaces it', async ({
   browser,
   server,
 }) => {
-  const context = await browser.newContext({ javaScriptEnabled: false });
-  const page = await context.newPage();
-  await signIn(page, server.url);
-  const name = unique('No-script Conflict');
-  const id = await addCompetitor(page, server.url, name);
-  try {
+  await withNoScriptCompetitor(browser, server.url, 'No-script Conflict', async (page, { id }) => {
     await page.goto(`${server.url}/competitors/${id}/notes/pricing`);
     await page.getByLabel('Enter competitor notes').fill('Mine');
     // A colleague's save lands while the form is open.
@@ -69,10 +77,7 @@ test('without JavaScript, a note saved meanwhile by someone else is shown, and S
     await page.getByRole('button', { name: 'Save' }).click();
     await expect(page).toHaveURL(`${server.url}/competitors/${id}`);
     await expect(page.locator('[data-note-card="pricing"] [data-note-text]')).toHaveText('Mine');
-  } finally {
-    await deleteCompetitor(page, server.url, id);
-    await context.close();
-  }
+  });
 });
 
 test('an address naming no note column is a 404 with a way back, not a server error', async ({

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseBackends } from '#tests/support/environment.ts';
-import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
-import { readBoard } from '#tests/support/segment-board.ts';
+import { addRankedCompetitors, readBoard, readRanking } from '#tests/support/segment-board.ts';
 import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
 import type { TestClient } from '#tests/support/test-client.ts';
 
@@ -23,14 +22,7 @@ describe.each(databaseBackends)('the move form on %s', (backend) => {
   const eventCount = async () =>
     (await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]?.n ?? -1;
 
-  async function ranking() {
-    const html = await (await editor.get('/ranking')).text();
-    const section = /<section id="ranking-region"[^>]*>/.exec(html)?.[0] ?? '';
-    return {
-      version: Number(/data-version="(\d+)"/.exec(section)?.[1] ?? 'NaN'),
-      ids: [...html.matchAll(/<li class="sortable-item" data-id="([^"]+)"/g)].map((m) => m[1] as string),
-    };
-  }
+  const ranking = () => readRanking(editor);
 
   /** The notice on the page a form's redirect lands on. */
   const noticeAfter = async (response: Response) => {
@@ -43,14 +35,7 @@ describe.each(databaseBackends)('the move form on %s', (backend) => {
     app = await startTestApp(backend, { demoData: false });
     editor = await app.client('editor');
     admin = await app.client('admin');
-    for (const name of NAMES) {
-      const command = addCompetitorCommand(name, { segmentId: 'enterprise' });
-      expect((await app.runtime.route(envelope(command))).status).toBe('accepted');
-      ids.push(command.payload.competitorId);
-    }
-    await app.runtime.store.notifyAppended();
-    const deadline = Date.now() + 10_000;
-    while ((await ranking()).ids.length < NAMES.length && Date.now() < deadline) await sleep(20);
+    ids.push(...(await addRankedCompetitors(app, editor, NAMES, () => 'enterprise')));
   });
   afterAll(async () => app?.close());
 

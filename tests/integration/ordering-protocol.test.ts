@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventRegistry } from '#events/all-events.ts';
 import { createEventStore } from '#events/store/event-store.ts';
@@ -9,10 +8,9 @@ import { segmentBoardProjection } from '#projections/segment-board/segment-board
 import { rebuildProjections } from '#projections/rebuild/rebuild.ts';
 import { withOrdering } from '#services/ordering/reorder.ts';
 import { databaseBackends } from '#tests/support/environment.ts';
-import { addCompetitorCommand, envelope } from '#tests/support/runtime-pieces.ts';
 import { startTestApp, type TestApp } from '#tests/support/test-app.ts';
 import type { TestClient } from '#tests/support/test-client.ts';
-import { readBoard } from '#tests/support/segment-board.ts';
+import { addRankedCompetitors, readBoard, readRanking } from '#tests/support/segment-board.ts';
 import { waitUntilLogSettled } from '#tests/support/settled-log.ts';
 
 /**
@@ -41,15 +39,7 @@ describe.each(databaseBackends)('drag-sorting on %s', (backend) => {
     (await app.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]?.n ?? -1;
 
   /** The ranking as the page shows it: ids in order, and the version it would `expect`. */
-  async function ranking(client: TestClient = editor) {
-    const html = await (await client.get('/ranking')).text();
-    const section = /<section id="ranking-region"[^>]*>/.exec(html)?.[0] ?? '';
-    return {
-      html,
-      version: Number(/data-version="(\d+)"/.exec(section)?.[1] ?? 'NaN'),
-      ids: [...html.matchAll(/<li class="sortable-item" data-id="([^"]+)"/g)].map((m) => m[1] as string),
-    };
-  }
+  const ranking = (client: TestClient = editor) => readRanking(client);
 
   const board = (client: TestClient = editor) => readBoard(client);
 
@@ -67,14 +57,9 @@ describe.each(databaseBackends)('drag-sorting on %s', (backend) => {
     app = await startTestApp(backend, { demoData: false });
     editor = await app.client('editor');
     viewer = await app.client('viewer');
-    for (const name of NAMES) {
-      const command = addCompetitorCommand(name, { segmentId: name < 'D' ? 'enterprise' : 'smb' });
-      expect((await app.runtime.route(envelope(command))).status).toBe('accepted');
-      ids.push(command.payload.competitorId);
-    }
-    await app.runtime.store.notifyAppended();
-    const deadline = Date.now() + 10_000;
-    while ((await ranking()).ids.length < NAMES.length && Date.now() < deadline) await sleep(20);
+    ids.push(
+      ...(await addRankedCompetitors(app, editor, NAMES, (name) => (name < 'D' ? 'enterprise' : 'smb'))),
+    );
   });
   afterAll(async () => app?.close());
 
