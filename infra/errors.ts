@@ -48,6 +48,21 @@ export class ConflictError extends AppError {
   }
 }
 
+/** A body larger than the app reads at that address: 413, saying the limit and that nothing was saved. */
+export class ContentTooLargeError extends AppError {
+  constructor(limitBytes: number) {
+    const limit =
+      limitBytes >= 1024 * 1024
+        ? `${(limitBytes / (1024 * 1024)).toLocaleString('en-US', { maximumFractionDigits: 1 })} MB`
+        : `${Math.round(limitBytes / 1024)} kB`;
+    super(
+      413,
+      'too_large',
+      `The request is too large: at most ${limit} can be sent here, so nothing was saved. Shorten what you sent and send it again.`,
+    );
+  }
+}
+
 /** A body in a form the app does not read (multipart, plain text...): says what to send instead. */
 export class UnsupportedMediaTypeError extends AppError {
   constructor(message: string) {

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { ValidationError } from '#infra/errors.ts';
+import { ContentTooLargeError, ValidationError } from '#infra/errors.ts';
 import type { Metrics } from '#infra/metrics.ts';
 import type { AppDeps } from './app-deps.server.ts';
 import { csrfMiddleware } from './auth/csrf.server.ts';
@@ -103,11 +103,10 @@ export function createApp(given: Omit<AppDeps, 'searchReads'>, metrics: Metrics)
     ...bodyLimits,
     onError: (error: Error) => {
       if (error instanceof FormNotUtf8Error) throw new ValidationError(error.message);
-      throw new ValidationError(
-        /too large/i.test(error.message)
-          ? 'The request is too large.'
-          : 'The request body could not be read.',
-      );
+      // raw-body's error names the limit it hit (our reader refuses sooner: web/middleware/body-limits).
+      if (/too large/i.test(error.message))
+        throw new ContentTooLargeError((error as { limit?: number }).limit ?? bodyLimits.jsonLimit);
+      throw new ValidationError('The request body could not be read.');
     },
   };
   const parseBody = koaBody(bodyOptions);

@@ -59,8 +59,8 @@ describe.each(databaseBackends)('a refused body closes its connection on %s', (b
       name: 'a huge declared JSON body',
       head: 'POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n',
       piece: kilobyte,
-      status: 400,
-      says: 'The request is too large.',
+      status: 413,
+      says: 'The request is too large: at most 64 kB can be sent here, so nothing was saved. Shorten what you sent and send it again.',
     },
     {
       name: 'a huge upload of a type not read',
@@ -74,8 +74,8 @@ describe.each(databaseBackends)('a refused body closes its connection on %s', (b
       head: 'POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n',
       // 16 kB a piece: past the 64 kB limit after a few, then on and on.
       piece: () => Buffer.concat([Buffer.from('4000\r\n'), Buffer.alloc(0x4000, 0x61), Buffer.from('\r\n')]),
-      status: 400,
-      says: 'The request is too large.',
+      status: 413,
+      says: 'The request is too large: at most 64 kB can be sent here, so nothing was saved. Shorten what you sent and send it again.',
     },
   ];
 

@@ -114,14 +114,14 @@ const cases: Case[] = [
       ['email', big(1_000_000)],
       ['password', 'x'],
     ],
-    status: 400,
-    says: /too large/,
+    status: 413,
+    says: /too large: at most 64 kB/,
   },
   {
     name: 'JSON of 1 MB',
     body: { json: { email: testEmails.admin, password: big(1_000_000) } },
-    status: 400,
-    says: /too large/,
+    status: 413,
+    says: /too large: at most 64 kB/,
   },
   // Control characters and broken text.
   {

@@ -157,8 +157,8 @@ describe.each(securityBackends)('text that is not UTF-8, on %s', (backend) => {
     expect(split.status).toBe(200);
     expect(await note()).toBe(value);
     const large = await streamed(Array.from({ length: 20 }, () => utf8('x'.repeat(4096))));
-    expect(large.status).toBe(400);
-    expect(await messageOf(large)).toContain('The request is too large.');
+    expect(large.status).toBe(413);
+    expect(await messageOf(large)).toContain('The request is too large: at most 64 kB');
     expect(await note()).toBe(value);
   });
 

@@ -70,8 +70,10 @@ describe('utf8Body', () => {
     expect(members.length).toBeGreaterThan(100 * LIMIT.json);
     const before = reached;
     const answer = await post(members, { 'Content-Encoding': 'gzip' });
-    expect(answer.status).toBe(400);
-    expect(await answer.text()).toBe('The request is too large.');
+    expect(answer.status).toBe(413);
+    expect(await answer.text()).toMatch(
+      /^The request is too large: at most \d+ kB can be sent here, so nothing was saved\./,
+    );
     expect(reached).toBe(before);
   });
 
@@ -79,7 +81,7 @@ describe('utf8Body', () => {
     const body = Buffer.concat([gzipSync('{}'), Buffer.alloc(200 * LIMIT.json)]);
     const before = reached;
     const answer = await post(body, { 'Content-Encoding': 'gzip' });
-    expect(answer.status).toBe(400);
+    expect(answer.status).toBe(413);
     expect(reached).toBe(before);
   });
 
@@ -100,8 +102,10 @@ describe('utf8Body', () => {
       body: stream,
       duplex: 'half',
     } as RequestInit);
-    expect(answer.status).toBe(400);
-    expect(await answer.text()).toBe('The request is too large.');
+    expect(answer.status).toBe(413);
+    expect(await answer.text()).toMatch(
+      /^The request is too large: at most \d+ kB can be sent here, so nothing was saved\./,
+    );
     expect(reached).toBe(before);
   });
 
@@ -131,9 +135,9 @@ describe('utf8Body', () => {
       new Promise<number>((r) => setTimeout(() => r(-1), 6_000)),
     ]);
     socket.destroy();
-    expect(answers.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 400']);
+    expect(answers.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 413']);
     expect(answers.toLowerCase()).toContain('\r\nconnection: close\r\n');
-    expect(answers).toContain('The request is too large.');
+    expect(answers).toContain('The request is too large: at most');
     expect(closedAfter).toBeGreaterThan(0);
     expect(closedAfter).toBeLessThan(REFUSED_BODY_LINGER_MS + 2_000);
   });

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Context, Middleware, Next } from 'koa';
-import { UnsupportedMediaTypeError, ValidationError } from '#infra/errors.ts';
+import { ContentTooLargeError, UnsupportedMediaTypeError, ValidationError } from '#infra/errors.ts';
 
 /** A form field whose percent-escapes are not UTF-8 text (`%ED%A0%80`, `%FF`, a lone `%`). */
 export class FormNotUtf8Error extends Error {
@@ -119,8 +119,6 @@ export async function utf8Body(
   }
 }
 
-const TOO_LARGE = 'The request is too large.';
-
 /**
  * How many bytes a compressed body of at most `limit` inflated bytes may take on the wire: data that does
  * not compress is stored with a few bytes per block. More is never a body within the limit: empty gzip
@@ -133,7 +131,7 @@ function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
   // An empty Content-Encoding names no coding (as co-body's reader took it).
   const coding = (req.headers['content-encoding'] || 'identity').toLowerCase();
   const declared = Number(req.headers['content-length']);
-  if (declared > (coding === 'identity' ? limit : sentLimit(limit))) throw new ValidationError(TOO_LARGE);
+  if (declared > (coding === 'identity' ? limit : sentLimit(limit))) throw new ContentTooLargeError(limit);
   let inflater: zlib.Gunzip | zlib.BrotliDecompress | undefined;
   if (coding === 'gzip' || coding === 'deflate') inflater = zlib.createUnzip();
   else if (coding === 'br') inflater = zlib.createBrotliDecompress();
@@ -166,12 +164,12 @@ function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
     const unreadable = () => stop(new ValidationError('The request body could not be read.'));
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) stop(new ValidationError(TOO_LARGE));
+      if (size > limit) stop(new ContentTooLargeError(limit));
       else chunks.push(chunk);
     };
     const onSent = (chunk: Buffer) => {
       sent += chunk.length;
-      if (sent > sentLimit(limit)) stop(new ValidationError(TOO_LARGE));
+      if (sent > sentLimit(limit)) stop(new ContentTooLargeError(limit));
     };
     // Closed before the whole body came (a client gone halfway); once it came, an inflated body may
     // still be flushing its last bytes.
