@@ -32,6 +32,9 @@ function call<S extends z.ZodType>(definition: ComponentCall<S>): ComponentCall 
   return definition;
 }
 
+/** The read models a note's save waits for: the table's cell and the history (the plain note form's too). */
+export const noteReadModels = ['competitor-list', 'note-history'] as const;
+
 /**
  * The server-driven components and everything they may send. Anything not listed here is rejected.
  * docs/behaviour.md §6: `update-note` carries exactly {competitorId, column, value}.
@@ -47,7 +50,7 @@ export const componentRegistry: Record<string, ComponentDefinition> = {
           type: 'UpdateCompetitorNote',
           payload: { ...payload, expectedNoteVersion: context.expect?.version },
         }),
-        projections: ['competitor-list', 'note-history'],
+        projections: noteReadModels,
       }),
     },
     methods: {},

@@ -4,6 +4,7 @@ import { isNoteColumn, noteValue, type NoteColumn } from '#events/competitor/fie
 import { NotFoundError } from '#infra/errors.ts';
 import type { AppDeps } from '../../app-deps.server.ts';
 import { addFlash } from '../../auth/flash.server.ts';
+import { noteReadModels } from '../../component-protocol/registry.server.ts';
 import { changeNotice, dispatchAndWaitVisible } from '../../commands.server.ts';
 import { pageContext, renderHtml } from '../../render.server.tsx';
 import { route, type RouteDef } from '../../routing.server.ts';
@@ -11,8 +12,6 @@ import { parseForm } from '../../zod-form.server.ts';
 import { loadCompetitor } from './competitor-form.routes.server.tsx';
 import { NoteFormPage, type NoteFormProps } from './note-form.page.tsx';
 
-/** The read models the notes dialog's save waits for (web/component-protocol/registry.server.ts). */
-const noteReadModels = ['competitor-list', 'note-history'] as const;
 const staleForm = 'This form is damaged or out of date. Reload the page and make your change again.';
 const overwriteHint =
   'Their text is shown below yours. Save again to replace it with yours, or Cancel to keep theirs.';
